@@ -1,0 +1,95 @@
+"""`[tool.breakscan]` from pyproject.toml or breakscan.toml, merged under command-line options."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    path: str | None = None  # where it was read from
+    # Where relative `exclude` and `per-file-ignores` patterns are anchored.
+    base: str = "."
+
+    def ignored_for(self, path: str) -> tuple[str, ...]:
+        import fnmatch
+
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(self.base)).replace(os.sep, "/")
+        codes: list[str] = []
+        for pattern, ids in self.per_file_ignores.items():
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+                codes.extend(ids)
+        return tuple(codes)
+
+
+_KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore"}
+
+
+def find_config(start: str) -> str | None:
+    """The nearest breakscan.toml, or pyproject.toml with a [tool.breakscan] table, at or above `start`."""
+    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        for name in ("breakscan.toml", "pyproject.toml"):
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate) and (name == "breakscan.toml" or _has_table(candidate)):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _has_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return "breakscan" in tomllib.load(handle).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def load_config(path: str) -> Config:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"invalid TOML in {path}: {error}") from None
+    table = data.get("tool", {}).get("breakscan", {})
+    if os.path.basename(path) == "breakscan.toml" and not table:
+        table = {k: v for k, v in data.items() if k != "tool"}
+    unknown = set(table) - _KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown [tool.breakscan] keys: {', '.join(sorted(unknown))}")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{path}: `{key}` must be a list of strings")
+        return tuple(value)
+
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: `per-file-ignores` must be a table of pattern = [rule ids]")
+    return Config(
+        select=strings("select") + strings("extend-select"),
+        ignore=strings("ignore") + strings("extend-ignore"),
+        exclude=strings("exclude"),
+        roots=strings("roots"),
+        per_file_ignores={pattern: tuple([ids] if isinstance(ids, str) else ids) for pattern, ids in per_file.items()},
+        path=path,
+        base=os.path.dirname(os.path.abspath(path)),
+    )

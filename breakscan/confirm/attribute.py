@@ -1,0 +1,174 @@
+"""From Dynamo's raw stacks to the user's line: which files are the user's, the innermost user
+frame of a stack, real function names for `torch_dynamo_resume_in_<fn>_at_<line>` frames, and
+merging break occurrences into sites with a count.
+
+We do the attribution ourselves: Dynamo's own resume-frame collapsing merges unrelated
+consecutive frames that share a function name.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+import sysconfig
+from collections import Counter
+from dataclasses import replace
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from breakscan.confirm.capture import BreakEvent, GraphEvent, parse_message
+from breakscan.confirm.registry import Registry
+from breakscan.model import Break, Frame, GraphInfo
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_\d+$")
+
+
+def real_function_name(name: str) -> str:
+    """`torch_dynamo_resume_in_forward_at_12` -> `forward` (resume functions are flat, but a
+    resume of a resume is handled too)."""
+    while match := _RESUME.match(name):
+        name = match["name"]
+    return name
+
+
+def _package_dir(name: str) -> str | None:
+    spec = importlib.util.find_spec(name)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.realpath(locations[0]) if locations else None
+
+
+class UserFiles:
+    """The user's files: under one of `roots`, and not the standard library, an installed
+    package, torch or breakscan (a virtualenv often lives inside the project folder)."""
+
+    def __init__(self, roots: Iterable[str]):
+        self.roots = _prefixes(roots)
+        paths = sysconfig.get_paths()
+        self.libraries = _prefixes([_package_dir("torch"), _package_dir("breakscan")])
+        self.excluded = self.libraries + _prefixes(
+            paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        )
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, path: str) -> bool:
+        if path not in self._known:
+            real = os.path.realpath(path)
+            installed = "/site-packages/" in real or "/dist-packages/" in real
+            self._known[path] = (
+                not installed and real.startswith(self.roots) and not real.startswith(self.excluded)
+            )
+        return self._known[path]
+
+    def is_library(self, path: str) -> bool:
+        """torch or breakscan itself: never where a break is attributed."""
+        return os.path.realpath(path).startswith(self.libraries)
+
+
+def _prefixes(paths: Iterable[str | None]) -> tuple[str, ...]:
+    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
+
+
+@lru_cache(maxsize=256)
+def _definitions(path: str) -> tuple[tuple[int, int, str, str], ...]:
+    """(first line, last line, name, qualified name) of every def in the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    found: list[tuple[int, int, str, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                qualname = prefix + child.name
+                if not isinstance(child, ast.ClassDef):
+                    found.append((child.lineno, child.end_lineno or child.lineno, child.name, qualname))
+                    visit(child, qualname + ".<locals>.")
+                else:
+                    visit(child, qualname + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return tuple(found)
+
+
+def qualified_name(path: str, line: int, name: str) -> str:
+    """`M.forward` for a frame of `forward` at a line inside class M's method; else `name`."""
+    enclosing = [d for d in _definitions(path) if d[0] <= line <= d[1] and d[2] == name]
+    return max(enclosing, key=lambda d: d[0])[3] if enclosing else name
+
+
+def user_frame(frames: Sequence[Frame], user: UserFiles) -> int | None:
+    """Index of the innermost frame in the user's files."""
+    return next((i for i in range(len(frames) - 1, -1, -1) if frames[i].path in user), None)
+
+
+def _site_index(frames: Sequence[Frame], user: UserFiles) -> int:
+    """The innermost user frame; for code with none (a library compiled on its own), the
+    innermost frame outside torch, else the innermost frame."""
+    found = user_frame(frames, user)
+    if found is None:
+        found = next((i for i in range(len(frames) - 1, -1, -1)
+                      if not user.is_library(frames[i].path)), len(frames) - 1)
+    return found
+
+
+def _user_stack(frames: Sequence[Frame], user: UserFiles) -> tuple[tuple[Frame, ...], Frame]:
+    """The stack to show, outermost first: user frames down to the site (library frames between
+    them dropped), then whatever the site called (e.g. `copy.deepcopy`), and the site itself."""
+    named = [replace(f, function=real_function_name(f.function)) for f in frames]
+    named = [replace(f, function=qualified_name(f.path, f.line, f.function)) if f.path in user
+             else f for f in named]
+    site = _site_index(named, user)
+    head = [f for f in named[:site] if f.path in user]
+    return tuple(head + named[site:]), named[site]
+
+
+def merge_breaks(events: Iterable[BreakEvent], user: UserFiles, registry: Registry | None) -> list[Break]:
+    """One `Break` per (path, line, break kind), counting occurrences, in first-seen order."""
+    sites: dict[tuple[str, int, str], Break] = {}
+    for event in events:
+        if not event.stack:
+            continue
+        stack, site = _user_stack(event.stack, user)
+        parts = parse_message(event.message)
+        gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
+        entry = registry.by_id.get(gb_id) if registry and gb_id else None
+        gb_type = event.gb_type or (entry.gb_type if entry else None)
+        key = (site.path, site.line, gb_id or gb_type or parts.title)
+        found = sites.get(key)
+        if found:
+            sites[key] = replace(
+                found, count=found.count + 1, frame_skipped=found.frame_skipped or event.skips_frame,
+                stack=stack if len(stack) > len(found.stack) else found.stack,
+            )
+            continue
+        reason = parts.title + (f" ({parts.context})" if parts.context else "")
+        reason += "".join(f"; caused by: {cause}" for cause in parts.causes)
+        sites[key] = Break(
+            path=site.path, line=site.line, gb_id=gb_id, gb_type=gb_type, reason=reason,
+            hints=parts.hints or (entry.hints if entry else ()),
+            stack=stack, count=1,
+            explanation=parts.explanation or (entry.explanation if entry else None),
+            frame_skipped=event.skips_frame,
+        )
+    return list(sites.values())
+
+
+def graph_infos(events: Iterable[GraphEvent], user: UserFiles) -> list[GraphInfo]:
+    """Ops per graph and the user lines they came from (in the file most of them came from)."""
+    infos = []
+    for index, event in enumerate(events):
+        origins = []
+        for frames in event.op_stacks:
+            found = user_frame(frames, user)
+            if found is not None:
+                origins.append((frames[found].path, frames[found].line))
+        path = Counter(p for p, _ in origins).most_common(1)[0][0] if origins else None
+        lines = tuple(sorted({line for p, line in origins if p == path}))
+        infos.append(GraphInfo(index=index, op_count=len(event.ops), ops=event.ops, lines=lines, path=path))
+    return infos

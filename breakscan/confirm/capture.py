@@ -1,0 +1,210 @@
+"""Every graph break and every graph that TorchDynamo produces, taken from its private hooks.
+
+This is the only module that touches TorchDynamo internals (checked against torch 2.13 by
+tests/confirm/test_capture.py). `torch._dynamo.explain` is not enough: it de-duplicates breaks,
+lists only those that ended a graph, and misses breaks that skip a whole frame. Instead:
+
+- `InstructionTranslatorBase.log_graph_break(code_options, reason, exc)` sees every handled
+  break occurrence, with the exception (`gb_type`, `real_stack`, full message);
+- `ConvertFrameAssert.__call__` sees each frame Dynamo compiles, and the soft failures that
+  make it skip a frame without passing through `log_graph_break` (`exc.logged` is False);
+- `OutputGraph.call_user_compiler(gm, example_inputs)` sees each graph, whatever the backend.
+
+Everything is recorded raw (Dynamo's stacks and messages); `attribute.py` makes sense of it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from breakscan.model import Frame
+
+SUPPORTED_TORCH = "2.13"
+
+_STACK_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
+_SKIPPED_PREFIX = "Failed to handle graph break gracefully"
+
+
+@dataclass(frozen=True)
+class Region:
+    """The top compiled function a compile belongs to: the outermost frame Dynamo compiled that
+    is still on the Python stack (resume functions and helpers compiled as their own frames
+    belong to the function whose execution reached them)."""
+
+    path: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class BreakEvent:
+    gb_type: str | None
+    message: str  # the exception's text: type line, Explanation, Hints, registry link
+    stack: tuple[Frame, ...]  # Dynamo's user stack from the compiled frame, outermost first
+    skips_frame: bool  # the whole frame falls back to eager
+    region: Region
+
+
+@dataclass(frozen=True)
+class GraphEvent:
+    ops: tuple[str, ...]
+    op_stacks: tuple[tuple[Frame, ...], ...]  # per op node, from node.meta["stack_trace"]
+    region: Region
+
+
+@dataclass
+class Capture:
+    breaks: list[BreakEvent] = field(default_factory=list)
+    graphs: list[GraphEvent] = field(default_factory=list)
+    _roots: set[tuple[str, int]] = field(default_factory=set)
+    _current: list[Region] = field(default_factory=list)
+
+    def region(self) -> Region | None:
+        return self._current[-1] if self._current else None
+
+
+def _region_of(capture: Capture, code) -> Region:
+    """Walk the live stack outward for a registered root; else `code` starts a new region."""
+    frame, found = sys._getframe(2), None
+    while frame is not None:
+        key = (frame.f_code.co_filename, frame.f_code.co_firstlineno)
+        if key in capture._roots:
+            found = frame.f_code
+        frame = frame.f_back
+    root = found or code
+    capture._roots.add((root.co_filename, root.co_firstlineno))
+    return Region(root.co_filename, root.co_firstlineno, root.co_name)
+
+
+def _frames(stack) -> tuple[Frame, ...]:
+    return tuple(Frame(f.filename, f.lineno or 0, f.name) for f in stack or ())
+
+
+def parse_stack_trace(text: str | None) -> tuple[Frame, ...]:
+    """Frames of a formatted traceback (an FX node's `stack_trace`), outermost first."""
+    return tuple(
+        Frame(m["path"], int(m["line"]), m["function"]) for m in _STACK_LINE.finditer(text or "")
+    )
+
+
+def _op_name(node) -> str:
+    target = node.target
+    if node.op == "call_function":
+        return getattr(target, "__name__", None) or str(target).rsplit(".", 1)[-1]
+    return str(target)
+
+
+def _graph_event(gm, region: Region) -> GraphEvent:
+    nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return GraphEvent(
+        ops=tuple(_op_name(n) for n in nodes),
+        op_stacks=tuple(parse_stack_trace(n.meta.get("stack_trace")) for n in nodes),
+        region=region,
+    )
+
+
+@contextmanager
+def capturing() -> Iterator[Capture]:
+    """Install the hooks for the duration of the block; they record into the yielded Capture."""
+    from torch._dynamo import convert_frame, output_graph, symbolic_convert
+
+    capture = Capture()
+    translator = symbolic_convert.InstructionTranslatorBase
+    orig_log, orig_convert = translator.log_graph_break, convert_frame.ConvertFrameAssert.__call__
+    orig_compiler = output_graph.OutputGraph.call_user_compiler
+
+    def record_break(exc, skips_frame: bool, fallback: Frame) -> None:
+        region = capture.region() or Region(fallback.path, fallback.line, fallback.function)
+        capture.breaks.append(
+            BreakEvent(
+                gb_type=getattr(exc, "gb_type", None) or None,
+                message=str(exc),
+                stack=_frames(getattr(exc, "real_stack", None)) or (fallback,),
+                skips_frame=skips_frame,
+                region=region,
+            )
+        )
+
+    def log_graph_break(self, code_options, reason, exc):
+        if not exc.logged:  # Dynamo logs an exception once; so do we
+            fallback = Frame(code_options["co_filename"], code_options["co_firstlineno"],
+                             code_options["co_name"])
+            skips = bool(getattr(exc, "skip_frame", False)) or reason.startswith(_SKIPPED_PREFIX)
+            record_break(exc, skips, fallback)
+        return orig_log(self, code_options, reason, exc)
+
+    def convert(self, frame, *args, **kwargs):
+        code = frame.f_code
+        capture._current.append(_region_of(capture, code))
+        try:
+            return orig_convert(self, frame, *args, **kwargs)
+        except Exception as exc:
+            # A soft failure raised outside the translator: the frame is skipped, unlogged.
+            if hasattr(exc, "logged") and not exc.logged:
+                record_break(exc, True, Frame(code.co_filename, code.co_firstlineno, code.co_name))
+                exc.logged = True
+            raise
+        finally:
+            capture._current.pop()
+
+    def call_user_compiler(self, gm, example_inputs):
+        region = capture.region() or Region("<unknown>", 0, "<unknown>")
+        capture.graphs.append(_graph_event(gm, region))
+        return orig_compiler(self, gm, example_inputs)
+
+    translator.log_graph_break = log_graph_break
+    convert_frame.ConvertFrameAssert.__call__ = convert
+    output_graph.OutputGraph.call_user_compiler = call_user_compiler
+    try:
+        yield capture
+    finally:
+        translator.log_graph_break = orig_log
+        convert_frame.ConvertFrameAssert.__call__ = orig_convert
+        output_graph.OutputGraph.call_user_compiler = orig_compiler
+
+
+@dataclass(frozen=True)
+class MessageParts:
+    title: str
+    explanation: str | None
+    hints: tuple[str, ...]
+    context: str | None
+    own_text: str  # this break's part of a chained message (see parse_message)
+    causes: tuple[str, ...] = ()  # titles of the breaks that led to this one, earliest first
+
+
+_CHAINED = "*** While handling this graph break, another graph break occurred: ***"
+
+
+def parse_message(message: str) -> MessageParts:
+    """Split Dynamo's break message: the type line, `Explanation:`, `Hint:` lines and the
+    `Developer debug context:`; continuation lines are folded into the field above them.
+
+    A break raised while handling another (e.g. "graph break in loop") has the earlier break's
+    message first, then `_CHAINED`, then its own: the last part is this break's own."""
+    *earlier, own = message.split(_CHAINED)
+    lines = own.strip().splitlines()
+    fields: dict[str, list[str]] = {"Explanation": [], "Hint": [], "Developer debug context": []}
+    current: list[str] | None = None
+    for raw in lines[1:]:
+        text = raw.strip()
+        key = next((k for k in fields if text.startswith(k + ":")), None)
+        if key:
+            fields[key].append(text[len(key) + 1:].strip())
+            current = fields[key]
+        elif text.startswith("For more details about this graph break"):
+            current = None
+        elif text and current:
+            current[-1] = f"{current[-1]} {text}".strip()
+    return MessageParts(
+        title=lines[0].strip() if lines else "",
+        explanation=next(iter(fields["Explanation"]), None),
+        hints=tuple(fields["Hint"]),
+        context=next(iter(fields["Developer debug context"]), None),
+        own_text=own,
+        causes=tuple(part.strip().splitlines()[0] for part in earlier if part.strip()),
+    )

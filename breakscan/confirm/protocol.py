@@ -1,0 +1,54 @@
+"""The parent <-> worker protocol: one JSON object per line on the worker's stdin (jobs) and on a
+private copy of its stdout (messages). Message lines carry a sentinel prefix so that nothing the
+user's code manages to write there can be mistaken for a message.
+
+Messages: {"event": "ready", "torch": version} once, then one {"event": "result", "results": [...]}
+per job (a target job gives one result; a script job gives one per compiled region).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec
+
+SENTINEL = "\x1ebreakscan\x1f"
+
+
+def encode(message: dict[str, Any]) -> str:
+    return SENTINEL + json.dumps(message) + "\n"
+
+
+def decode(line: str) -> dict[str, Any] | None:
+    """The message on a line, or None for a line that is not one."""
+    if not line.startswith(SENTINEL):
+        return None
+    try:
+        return json.loads(line[len(SENTINEL):])
+    except ValueError:
+        return None
+
+
+def target_job(spec: TargetSpec, device: str) -> dict[str, Any]:
+    return {"kind": "target", "spec": asdict(spec), "device": device}
+
+
+def script_job(script: str, args: list[str], device: str) -> dict[str, Any]:
+    return {"kind": "script", "script": script, "args": list(args), "device": device}
+
+
+def result_to_json(result: TargetResult) -> dict[str, Any]:
+    return asdict(result)
+
+
+def result_from_json(data: dict[str, Any]) -> TargetResult:
+    breaks = tuple(
+        Break(**{**b, "hints": tuple(b["hints"]), "stack": tuple(Frame(**f) for f in b["stack"])})
+        for b in data["breaks"]
+    )
+    graphs = tuple(
+        GraphInfo(**{**g, "ops": tuple(g["ops"]), "lines": tuple(g["lines"])}) for g in data["graphs"]
+    )
+    return TargetResult(**{**data, "breaks": breaks, "graphs": graphs})

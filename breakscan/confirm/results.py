@@ -1,0 +1,33 @@
+"""One `TargetResult` from a capture: shared by the worker and the in-process API."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from breakscan.confirm.attribute import UserFiles, graph_infos, merge_breaks
+from breakscan.confirm.capture import BreakEvent, GraphEvent
+from breakscan.confirm.registry import load_registry
+from breakscan.model import TargetResult, TargetStatus
+
+
+def build_result(
+    name: str,
+    path: str,
+    breaks: Sequence[BreakEvent],
+    graphs: Sequence[GraphEvent],
+    user: UserFiles,
+    *,
+    status: TargetStatus = "ok",
+    error: str | None = None,
+    device: str | None = None,
+    torch_version: str | None = None,
+    wall_time: float = 0.0,
+) -> TargetResult:
+    merged = merge_breaks(breaks, user, load_registry())
+    infos = graph_infos(graphs, user)
+    return TargetResult(
+        name=name, path=path, status=status, error=error, device=device,
+        graph_count=len(infos), graph_break_count=sum(b.count for b in merged),
+        graphs=tuple(infos), breaks=tuple(merged), wall_time=round(wall_time, 3),
+        torch_version=torch_version,
+    )

@@ -1,0 +1,135 @@
+"""The confirmation worker: `python -m breakscan.confirm.worker FAULT_FILE`.
+
+Reads jobs (one JSON object per line) on stdin and runs them one after the other in this process,
+resetting Dynamo between them, so that torch is imported once for many targets. The messages go
+to a private copy of stdout; the real stdout is pointed at stderr first, so whatever the user's
+code prints (from Python or C) cannot corrupt them. A hard crash leaves its Python stack in
+FAULT_FILE (faulthandler) for the parent to attribute.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+import warnings
+from typing import Any, TextIO
+
+from breakscan.confirm.attribute import UserFiles, qualified_name, real_function_name, user_frame
+from breakscan.confirm.capture import capturing
+from breakscan.confirm.protocol import encode, result_to_json
+from breakscan.confirm.results import build_result
+from breakscan.model import Frame, TargetResult, TargetSpec
+
+
+def _private_stdout() -> TextIO:
+    channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    return channel
+
+
+def _send(channel: TextIO, message: dict[str, Any]) -> None:
+    channel.write(encode(message))
+    channel.flush()
+
+
+def main() -> None:
+    channel = _private_stdout()
+    fault_file = open(sys.argv[1], "w")  # noqa: SIM115 - open for the life of the process
+    faulthandler.enable(fault_file)
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+    import torch
+
+    _send(channel, {"event": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
+    for line in sys.stdin:
+        job = json.loads(line)
+        results = run_target(job) if job["kind"] == "target" else run_script(job)
+        _send(channel, {"event": "result", "results": [result_to_json(r) for r in results]})
+
+
+def describe_exception(exc: BaseException, user: UserFiles) -> str:
+    """`Type: message (at path:line)`, the line being the innermost one in the user's files."""
+    frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append(Frame(exc.filename, exc.lineno or 0, "<module>"))
+    found = user_frame(frames, user)
+    where = f" (at {frames[found].path}:{frames[found].line})" if found is not None else ""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
+
+
+def run_target(job: dict) -> list[TargetResult]:
+    import torch
+
+    from breakscan.confirm.prepare import Skip, prepare, resolve_device
+
+    spec = TargetSpec(**job["spec"])
+    user = UserFiles([os.path.dirname(spec.path)])
+    started = time.perf_counter()
+    device, status, error = job["device"], "ok", None
+    torch._dynamo.reset()
+    with capturing() as capture:
+        try:
+            device = resolve_device(device)
+            target, args, kwargs = prepare(spec, device)
+            torch.compile(target, backend="eager")(*args, **kwargs)
+        except Skip as exc:
+            status, error = "skipped", str(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's code is a result
+            status, error = "failed", describe_exception(exc, user)
+        except SystemExit as exc:
+            status, error = "failed", f"SystemExit: the code called exit({exc.code})"
+    torch._dynamo.reset()
+    return [build_result(spec.label, spec.path, capture.breaks, capture.graphs, user, status=status,
+                         error=error, device=device, torch_version=torch.__version__,
+                         wall_time=time.perf_counter() - started)]
+
+
+def run_script(job: dict) -> list[TargetResult]:
+    """Run the script unchanged; one result per top compiled function it executed."""
+    import torch
+
+    from breakscan.confirm.prepare import resolve_device
+
+    script = job["script"]
+    user = UserFiles([os.path.dirname(script)])
+    started = time.perf_counter()
+    sys.argv = [script, *job["args"]]
+    sys.path.insert(0, os.path.dirname(script))
+    try:
+        device, error = resolve_device(job["device"]), None
+    except RuntimeError as exc:
+        device, error = job["device"], str(exc)
+    if device == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # CUDA is initialised lazily: hidden in time
+    with capturing() as capture:
+        try:
+            if error is None:
+                runpy.run_path(script, run_name="__main__")
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                error = f"SystemExit: the script exited with status {exc.code}"
+        except Exception as exc:  # noqa: BLE001 - the script's failure is a result
+            error = describe_exception(exc, user)
+    common = dict(device=device, torch_version=torch.__version__, wall_time=time.perf_counter() - started)
+    results = []
+    for region in dict.fromkeys(e.region for e in capture.breaks + capture.graphs):
+        function = qualified_name(region.path, region.line, real_function_name(region.function))
+        breaks = [b for b in capture.breaks if b.region == region]
+        graphs = [g for g in capture.graphs if g.region == region]
+        name = f"{function} ({os.path.basename(region.path)}:{region.line})"
+        results.append(build_result(name, region.path, breaks, graphs, user, **common))
+    if error or not results:
+        status = "failed" if error else "skipped"
+        error = error or "the script ran no torch.compile region"
+        results.append(build_result(os.path.basename(script), script, [], [], user, status=status,
+                                    error=error, **common))
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""Files in, findings out: read, pre-filter, parse, index, walk the compiled regions, run the rules.
+
+The unit of work is one file and the roots it defines; helpers it calls in other scanned files are
+parsed on demand, so units are independent (parallel, cacheable) and findings in a shared helper
+are merged afterwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from breakscan.lint.index import ModuleIndex, build_index
+from breakscan.lint.positions import locate
+from breakscan.lint.regions import Project
+from breakscan.lint.rule import Rule
+from breakscan.lint.source import SourceError, read_source
+from breakscan.lint.suppress import Suppression, parse_suppressions
+from breakscan.lint.walker import Handler, RawFinding
+from breakscan.model import FileError, Finding
+
+# Files that can define a compiled root; anything else is parsed only when compiled code calls it.
+_ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
+# Deeply nested code recurses deeply in libcst's Python visitors: give them room in a worker thread.
+_STACK_BYTES = 256 * 1024 * 1024
+_RECURSION_LIMIT = 60_000
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    rules: tuple[type[Rule], ...]
+    roots: tuple[str, ...] = ()
+
+
+@dataclass
+class UnitResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    suppressions: dict[str, list[Suppression]] = field(default_factory=dict)
+    # Every file this unit's result depends on, with the content it read (for the cache key).
+    dependencies: dict[str, bytes] = field(default_factory=dict)
+    declares_targets: bool = False
+
+
+def module_name_for(path: str) -> tuple[str, str]:
+    """(dotted module name, package) from the folders holding `__init__.py` above the file."""
+    directory, filename = os.path.split(os.path.abspath(path))
+    stem = os.path.splitext(filename)[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+    name = ".".join(parts)
+    package = name if stem == "__init__" else name.rpartition(".")[0]
+    return name, package
+
+
+class FileSet:
+    """The scanned files by module name, so compiled code can follow calls into them."""
+
+    def __init__(self, paths: list[str]):
+        self.paths = paths
+        self.by_module: dict[str, str] = {}
+        for path in paths:
+            self.by_module.setdefault(module_name_for(path)[0], path)
+
+
+@dataclass
+class _Parsed:
+    path: str
+    text: str
+    data: bytes
+    tree: cst.Module
+    index: ModuleIndex
+
+
+class Unit:
+    """Lints one file's compiled regions."""
+
+    def __init__(self, path: str, files: FileSet, settings: LintSettings):
+        self.path = path
+        self.files = files
+        self.settings = settings
+        self.parsed: dict[str, _Parsed] = {}
+        self.result = UnitResult()
+
+    def run(self) -> UnitResult:
+        outcome: list[UnitResult] = []
+        thread = threading.Thread(target=lambda: outcome.append(self._run_guarded()), daemon=True)
+        old_size = threading.stack_size(_STACK_BYTES)
+        try:
+            thread.start()
+        finally:
+            threading.stack_size(old_size)
+        thread.join()
+        return outcome[0]
+
+    def _run_guarded(self) -> UnitResult:
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+        try:
+            self._run()
+        except RecursionError:
+            self.result = UnitResult(errors=[FileError(self.path, "code nested too deeply to analyse")])
+        except SourceError as error:
+            self.result = UnitResult(errors=[FileError(self.path, error.message, error.line, error.column)])
+        finally:
+            sys.setrecursionlimit(old_limit)
+        return self.result
+
+    def _run(self) -> None:
+        try:
+            source = read_source(self.path)
+        except SourceError as error:
+            self.result.errors.append(FileError(self.path, error.message, error.line, error.column))
+            return
+        self.result.dependencies[self.path] = source.data
+        self.result.suppressions[self.path] = parse_suppressions(source.text)
+        if not _ROOT_HINT.search(source.text) and not self.settings.roots:
+            _check_syntax(self.path, source.text)
+            return
+        own = self._parse(self.path, source.text, source.data)
+        self.result.declares_targets = own.index.declares_targets
+        project = Project({own.index.name: own.index}, self._load_module, self.settings.roots)
+        analysis = project.analyze(_handlers(self.settings.rules), only=[own.index])
+        raw: dict[str, list[tuple[RawFinding, str]]] = {}
+        for key, function_result in analysis.results.items():
+            for finding in function_result.findings:
+                raw.setdefault(finding.function.module.path, []).append((finding, key))
+        for path, items in raw.items():
+            parsed = self.parsed[path]
+            spans = locate(parsed.tree, parsed.text, [(f.node, f.function.top_statement) for f, _ in items])
+            for finding, key in items:
+                rule = finding.rule
+                self.result.findings.append(
+                    Finding(rule=rule.id, name=rule.name, path=path, span=spans[id(finding.node)],
+                            message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
+                            chain=analysis.chain(key), fix=finding.fix)
+                )
+
+    def _parse(self, path: str, text: str, data: bytes) -> _Parsed:
+        try:
+            tree = cst.parse_module(text)
+        except cst.ParserSyntaxError as error:
+            raise SourceError(f"syntax error: {_first_line(error.message)}", error.raw_line,
+                              error.raw_column + 1) from None
+        name, package = module_name_for(path)
+        parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
+        self.parsed[path] = parsed
+        return parsed
+
+    def _load_module(self, name: str) -> ModuleIndex | None:
+        path = self.files.by_module.get(name)
+        if path is None or path == self.path:
+            return None
+        if path in self.parsed:
+            return self.parsed[path].index
+        try:
+            source = read_source(path)
+            parsed = self._parse(path, source.text, source.data)
+        except SourceError:
+            return None  # that file's own unit reports why
+        self.result.dependencies[path] = source.data
+        self.result.suppressions[path] = parse_suppressions(source.text)
+        return parsed.index
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+
+
+def _check_syntax(path: str, text: str) -> None:
+    """Files that cannot hold compiled code still get their syntax errors reported (cheaply)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
+    except (MemoryError, ValueError) as error:
+        raise SourceError(f"cannot parse: {error}") from None
+
+
+def _handlers(rules: tuple[type[Rule], ...]) -> dict[type, list[Handler]]:
+    table: dict[type, list[Handler]] = {}
+    for rule_class in rules:
+        rule = rule_class()
+        for node_type, handler in rule.handlers().items():
+            table.setdefault(getattr(cst, node_type), []).append(handler)
+    return table
+
+
+def lint_unit(path: str, files: FileSet, settings: LintSettings) -> UnitResult:
+    return Unit(path, files, settings).run()

@@ -1,0 +1,276 @@
+"""What one parsed file defines: imports, classes, functions, and where it calls `torch.compile`.
+
+Built by walking only module- and class-level statements; function bodies are left for the
+region walker, which visits only the functions that run under `torch.compile`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
+
+COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
+DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"})
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "pytorch_lightning.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+# Parameter containers are modules too, but hold no `forward` of interest.
+NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+@dataclass
+class FunctionInfo:
+    module: "ModuleIndex"
+    qualname: str  # "Model.forward", "helper"
+    node: cst.FunctionDef
+    top_statement: cst.CSTNode  # the module-level statement holding it, for positions
+    class_name: str | None = None
+    decorators: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.module.name}:{self.qualname}"
+
+    @property
+    def disabled(self) -> bool:
+        return any(d in DISABLE_NAMES for d in self.decorators) or self.dotted in self.module.disabled_names
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.module.name}.{self.qualname}"
+
+    @property
+    def compiled(self) -> bool:
+        return any(d in COMPILE_NAMES for d in self.decorators)
+
+
+@dataclass
+class ClassInfo:
+    module: "ModuleIndex"
+    name: str
+    node: cst.ClassDef
+    bases: tuple[str, ...]
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    # self.<attr> assignments in any method: the qualified names of the classes they construct.
+    attr_classes: dict[str, set[str]] = field(default_factory=dict)
+    # self.<attr> holding tensors: parameters and buffers.
+    tensor_attrs: set[str] = field(default_factory=set)
+
+
+@dataclass
+class ModuleIndex:
+    name: str  # dotted module name, e.g. "models.resnet"
+    path: str
+    package: str
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # Expressions passed to torch.compile(...) anywhere in the file, as qualified names of
+    # functions/classes ("models.m.helper", "models.m.Model").
+    compiled_refs: set[str] = field(default_factory=set)
+    disabled_names: set[str] = field(default_factory=set)
+    declares_targets: bool = False
+
+    def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
+        """Qualified name of a dotted expression as seen at module level, or None if local."""
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        if local_imports and head in local_imports:
+            base = local_imports[head]
+        elif head in self.imports:
+            base = self.imports[head]
+        elif head in self.functions or head in self.classes:
+            base = f"{self.name}.{head}"
+        elif head in BUILTIN_NAMES:
+            base = f"builtins.{head}"
+        else:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+
+def build_index(module: cst.Module, name: str, path: str, package: str, text: str) -> ModuleIndex:
+    index = ModuleIndex(name=name, path=path, package=package)
+    for statement in module.body:
+        _index_statement(index, statement, statement)
+    if "compile" in text or "disable" in text:
+        module.visit(_CompileCallFinder(index))
+    index.declares_targets = "BREAKSCAN_TARGETS" in text
+    return index
+
+
+def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNode) -> None:
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                index.imports.update(import_bindings(small, index.package))
+    elif isinstance(statement, cst.FunctionDef):
+        info = FunctionInfo(index, statement.name.value, statement, top, decorators=_decorators(index, statement))
+        index.functions[info.qualname] = info
+    elif isinstance(statement, cst.ClassDef):
+        _index_class(index, statement, top)
+    elif isinstance(statement, (cst.If, cst.Try, cst.With)):
+        # Imports and definitions under `if TYPE_CHECKING:`, `try: import x`, etc.
+        for block in _blocks(statement):
+            for inner in block.body:
+                _index_statement(index, inner, top)
+
+
+def _blocks(statement: cst.CSTNode):
+    if isinstance(statement, cst.If):
+        yield statement.body
+        if statement.orelse is not None:
+            yield from _blocks(statement.orelse) if isinstance(statement.orelse, cst.If) else [statement.orelse.body]
+    elif isinstance(statement, cst.Try):
+        yield statement.body
+        for handler in statement.handlers:
+            yield handler.body
+        if statement.orelse is not None:
+            yield statement.orelse.body
+    elif isinstance(statement, cst.With):
+        yield statement.body
+
+
+def _decorators(index: ModuleIndex, node: cst.FunctionDef | cst.ClassDef) -> tuple[str, ...]:
+    names = []
+    for decorator in node.decorators:
+        expression = decorator.decorator
+        if isinstance(expression, cst.Call):
+            expression = expression.func
+        qualified = index.qualify(dotted_name(expression))
+        if qualified:
+            names.append(qualified)
+    return tuple(names)
+
+
+def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> None:
+    bases = tuple(q for arg in node.bases if arg.keyword is None and (q := index.qualify(dotted_name(arg.value))))
+    info = ClassInfo(index, node.name.value, node, bases)
+    index.classes[info.name] = info
+    if not isinstance(node.body, cst.IndentedBlock):
+        return
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            method = FunctionInfo(
+                index, f"{info.name}.{statement.name.value}", statement, top, info.name, _decorators(index, statement)
+            )
+            info.methods[statement.name.value] = method
+            index.functions[method.qualname] = method
+            if _is_setup_method(statement.name.value):
+                statement.body.visit(_SelfAttributeCollector(index, info))
+
+
+def _is_setup_method(name: str) -> bool:
+    """Submodules and parameters are built in `__init__` or in the helpers it calls by these names."""
+    return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
+
+
+class _SelfAttributeCollector(cst.CSTVisitor):
+    """Records `self.x = Cls(...)`, `self.register_buffer("x", ...)` and `self.x = nn.Parameter(...)`."""
+
+    def __init__(self, index: ModuleIndex, info: ClassInfo):
+        self.index = index
+        self.info = info
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # nested functions have their own `self`, if any
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._record(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._record(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted_name(node.func)
+        if name in ("self.register_buffer", "self.register_parameter") and node.args:
+            first = node.args[0].value
+            if isinstance(first, cst.SimpleString):
+                self.info.tensor_attrs.add(first.evaluated_value)
+        elif name in ("self.add_module", "self.register_module") and len(node.args) > 1:
+            first = node.args[0].value
+            if isinstance(first, cst.SimpleString):
+                self._record_classes(first.evaluated_value, node.args[1].value)
+
+    def _record(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return
+        attr = target.attr.value
+        if isinstance(value, cst.Call):
+            called = self.index.qualify(dotted_name(value.func))
+            if called in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or (
+                called and called.startswith("torch.") and called.split(".")[-1][:1].islower()
+            ):
+                self.info.tensor_attrs.add(attr)
+                return
+        self._record_classes(attr, value)
+
+    def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
+        finder = _ConstructedClasses(self.index)
+        value.visit(finder)
+        if finder.classes:
+            self.info.attr_classes.setdefault(attr, set()).update(finder.classes)
+
+
+class _ConstructedClasses(cst.CSTVisitor):
+    """Qualified names of capitalised callables in an expression: `nn.ModuleList([Block() ...])`."""
+
+    def __init__(self, index: ModuleIndex):
+        self.index = index
+        self.classes: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted_name(node.func)
+        if name and name.rsplit(".", 1)[-1][:1].isupper():
+            qualified = self.index.qualify(name)
+            if qualified:
+                self.classes.add(qualified)
+
+
+class _CompileCallFinder(cst.CSTVisitor):
+    """`torch.compile(fn)`, `torch.compile(Model())`, `f = torch.compiler.disable(g)` anywhere."""
+
+    def __init__(self, index: ModuleIndex):
+        self.index = index
+        self.instances: dict[str, str] = {}  # variable -> qualified class it was built from
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            called = self.index.qualify(dotted_name(node.value.func))
+            if called:
+                self.instances[node.targets[0].target.value] = called
+            if called in DISABLE_NAMES and node.value.args:
+                wrapped = self.index.qualify(dotted_name(node.value.args[0].value))
+                if wrapped:
+                    self.index.disabled_names.add(wrapped)
+                self.index.disabled_names.add(f"{self.index.name}.{node.targets[0].target.value}")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.index.qualify(dotted_name(node.func)) not in COMPILE_NAMES:
+            return
+        argument = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "model"), None)
+        if argument is None:
+            return
+        if isinstance(argument, cst.Call):
+            argument = argument.func
+        elif isinstance(argument, cst.Attribute) and argument.attr.value == "forward":
+            argument = argument.value
+        name = dotted_name(argument)
+        if name in self.instances:
+            self.index.compiled_refs.add(self.instances[name])
+        elif (qualified := self.index.qualify(name)) is not None:
+            self.index.compiled_refs.add(qualified)
+

@@ -1,0 +1,91 @@
+"""The lint as a whole: files -> units (in parallel, through the cache) -> merged, filtered findings."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from breakscan.config import Config
+from breakscan.files import collect
+from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit
+from breakscan.lint.rules import matches, select_rules
+from breakscan.lint.suppress import Suppression, is_suppressed, unused
+from breakscan.model import FileError, Finding
+
+# Below this many files a worker pool costs more than it saves.
+_MIN_FILES_PER_WORKER = 8
+
+
+@dataclass
+class LintOutcome:
+    files: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unused_suppressions: list[FileError] = field(default_factory=list)
+    declaring_targets: list[str] = field(default_factory=list)
+    rule_ids: tuple[str, ...] = ()
+
+
+def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+               jobs: int | None = None, cache=None) -> LintOutcome:
+    collected = collect(paths, config.exclude)
+    rules = tuple(select_rules(select or config.select, ignore + config.ignore))
+    settings = LintSettings(rules=rules, roots=config.roots)
+    outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
+                          rule_ids=tuple(r.id for r in rules))
+    files = FileSet(collected.files)
+    units = _run_units(files, settings, jobs, cache)
+    _merge(outcome, units, config)
+    return outcome
+
+
+def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) -> list[tuple[str, UnitResult]]:
+    results: dict[str, UnitResult] = {}
+    todo = []
+    for path in files.paths:
+        cached = cache.get(path, settings) if cache is not None else None
+        if cached is not None:
+            results[path] = cached
+        else:
+            todo.append(path)
+    workers = min(jobs or os.cpu_count() or 1, max(1, len(todo) // _MIN_FILES_PER_WORKER))
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            chunk = max(1, len(todo) // (workers * 8))
+            computed = list(pool.map(lint_unit, todo, [files] * len(todo), [settings] * len(todo), chunksize=chunk))
+    else:
+        computed = [lint_unit(path, files, settings) for path in todo]
+    for path, result in zip(todo, computed):
+        results[path] = result
+        if cache is not None:
+            cache.put(path, settings, result)
+    return [(path, results[path]) for path in files.paths]
+
+
+def _merge(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:
+    suppressions: dict[str, list[Suppression]] = {}
+    best: dict[tuple, Finding] = {}
+    for path, unit in units:
+        outcome.errors.extend(unit.errors)
+        if unit.declares_targets:
+            outcome.declaring_targets.append(path)
+        for file, found in unit.suppressions.items():
+            suppressions.setdefault(file, found)
+        for finding in unit.findings:
+            key = (finding.path, finding.span, finding.rule)
+            if key not in best or len(finding.chain) < len(best[key].chain):
+                best[key] = finding
+    for finding in sorted(best.values(), key=lambda f: (f.path, f.span, f.rule)):
+        if matches(finding.rule, config.ignored_for(finding.path)):
+            continue
+        if is_suppressed(suppressions.get(finding.path, []), finding.rule, finding.span.line, finding.span.end_line):
+            continue
+        outcome.findings.append(finding)
+    selected = set(outcome.rule_ids)
+    for file, found in suppressions.items():
+        for suppression in unused(found, selected):
+            what = f"[{', '.join(suppression.codes)}]" if suppression.codes else ""
+            outcome.unused_suppressions.append(
+                FileError(file, f"unused suppression `breakscan: ignore{what}`", suppression.line, None))

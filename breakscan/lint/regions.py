@@ -1,0 +1,292 @@
+"""Compiled regions: the roots TorchDynamo starts tracing from, and the call graph out of them.
+
+Roots are `nn.Module.forward`s, `@torch.compile` functions, whatever is passed to
+`torch.compile(...)` and the roots named in config. Every function reachable from a root is walked
+once per distinct set of argument kinds, so a helper's parameters are tensors only when its
+callers pass tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+import networkx as nx
+
+from breakscan.lint import values as v
+from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.names import dotted_name
+from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
+
+ROOT = "<compiled>"
+MAX_PASSES_PER_FUNCTION = 4
+NON_TENSOR_ANNOTATIONS = ("int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "List", "Tuple",
+                          "Dict", "Set", "Sequence", "Callable", "Literal", "dtype", "device", "Size")
+
+
+@dataclass
+class Analysis:
+    results: dict[str, FunctionResult]
+    functions: dict[str, FunctionInfo]
+    graph: nx.DiGraph
+
+    def chain(self, key: str) -> tuple[str, ...]:
+        """Display names from the compiled root to the function, by the shortest call path."""
+        try:
+            path = nx.shortest_path(self.graph, ROOT, key)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return (self.functions[key].qualname,)
+        return tuple(self.functions[node].qualname for node in path[1:])
+
+
+class Project:
+    def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
+                 config_roots: tuple[str, ...] = ()):
+        self.modules = modules
+        self._load_module = load_module
+        self.config_roots = config_roots
+        self._returns: dict[str, v.Value] = {}
+        self._module_class_cache: dict[int, bool] = {}
+
+    # -- lookups ---------------------------------------------------------------------------
+    def find_module(self, name: str) -> ModuleIndex | None:
+        if name in self.modules:
+            return self.modules[name]
+        if self._load_module is not None:
+            loaded = self._load_module(name)
+            if loaded is not None:
+                self.modules[name] = loaded
+            return loaded
+        return None
+
+    def _split(self, qualified: str) -> tuple[ModuleIndex, str] | None:
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.find_module(".".join(parts[:cut]))
+            if module is not None:
+                return module, ".".join(parts[cut:])
+        return None
+
+    def find_class(self, qualified: str) -> ClassInfo | None:
+        if not qualified or qualified.startswith(("torch.", "builtins.")):
+            return None
+        found = self._split(qualified)
+        if found is None:
+            return None
+        module, name = found
+        if name in module.classes:
+            return module.classes[name]
+        if name in module.imports:  # re-exported: `from .layers import Block` in a package __init__
+            return self.find_class(module.imports[name]) if module.imports[name] != qualified else None
+        return None
+
+    def find_function(self, qualified: str) -> FunctionInfo | None:
+        if not qualified or qualified.startswith(("torch.", "builtins.")):
+            return None
+        found = self._split(qualified)
+        if found is None:
+            return None
+        module, name = found
+        if name in module.functions:
+            return module.functions[name]
+        if name in module.imports and module.imports[name] != qualified:
+            return self.find_function(module.imports[name])
+        return None
+
+    def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:
+        """The class and its scanned bases, depth-first (close enough to the MRO for lookups)."""
+        seen: list[ClassInfo] = []
+        stack = [info]
+        while stack:
+            current = stack.pop(0)
+            if current in seen:
+                continue
+            seen.append(current)
+            stack.extend(base for name in current.bases if (base := self.find_class(name)) is not None)
+        return seen
+
+    def is_module_class(self, info: ClassInfo) -> bool:
+        cached = self._module_class_cache.get(id(info))
+        if cached is not None:
+            return cached
+        self._module_class_cache[id(info)] = False  # guards against inheritance cycles
+        result = any(_is_torch_module_base(name) or (
+            (base := self.find_class(name)) is not None and self.is_module_class(base)) for name in info.bases)
+        self._module_class_cache[id(info)] = result
+        return result
+
+    def method(self, classes: list[ClassInfo], name: str) -> FunctionInfo | None:
+        for info in classes:
+            if name in info.methods:
+                return info.methods[name]
+        return None
+
+    # -- calls -----------------------------------------------------------------------------
+    def resolve_call(self, walker: RegionWalker, call: cst.Call) -> FunctionInfo | None:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            base = func.value
+            if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.cls is not None:
+                return self.method(self.class_lineage(walker.cls)[1:], func.attr.value)
+            base_value = walker.value(base)
+            if base_value == v.SELF or isinstance(base_value, v.ModuleValue):
+                classes = walker._classes_of(base_value)
+                found = self.method(classes, func.attr.value)
+                if found is not None:
+                    return found
+        value = walker.value(func)
+        if isinstance(value, v.ModuleValue):
+            return self.method(walker._classes_of(value), "forward")
+        qualified = walker.qualname(func)
+        if qualified is None:
+            return None
+        found_function = self.find_function(qualified)
+        if found_function is not None:
+            return found_function
+        return None
+
+    def return_value(self, function: FunctionInfo) -> v.Value:
+        return self._returns.get(function.key, v.TENSOR)
+
+    # -- roots and reachability ------------------------------------------------------------
+    def roots(self, modules: list[ModuleIndex] | None = None) -> list[FunctionInfo]:
+        roots: dict[str, FunctionInfo] = {}
+        for module in modules if modules is not None else list(self.modules.values()):
+            for function in module.functions.values():
+                if function.disabled:
+                    continue
+                if function.compiled or self._named_in_config(function):
+                    roots[function.key] = function
+            for info in module.classes.values():
+                forward = info.methods.get("forward")
+                if forward is not None and not forward.disabled and self.is_module_class(info):
+                    roots[forward.key] = forward
+            for reference in module.compiled_refs:
+                function = self.find_function(reference)
+                if function is None and (info := self.find_class(reference)) is not None:
+                    function = self.method(self.class_lineage(info), "forward")
+                if function is not None and not function.disabled:
+                    roots[function.key] = function
+        return list(roots.values())
+
+    def _named_in_config(self, function: FunctionInfo) -> bool:
+        full = f"{function.module.name}.{function.qualname}"
+        return any(full == root or full.endswith("." + root) or function.key == root for root in self.config_roots)
+
+    def analyze(self, handlers: dict[type, list[Handler]], only: list[ModuleIndex] | None = None) -> Analysis:
+        graph = nx.DiGraph()
+        functions: dict[str, FunctionInfo] = {}
+        results: dict[str, FunctionResult] = {}
+        parameters: dict[str, dict[str, v.Value]] = {}
+        passes: dict[str, int] = {}
+        callers: dict[str, set[str]] = {}
+        queue: list[FunctionInfo] = []
+        for root in self.roots(only):
+            functions[root.key] = root
+            graph.add_edge(ROOT, root.key)
+            parameters[root.key] = _default_parameters(root)
+            queue.append(root)
+        while queue:
+            function = queue.pop(0)
+            key = function.key
+            if passes.get(key, 0) >= MAX_PASSES_PER_FUNCTION:
+                continue
+            passes[key] = passes.get(key, 0) + 1
+            result = RegionWalker(self, function, handlers, parameters[key]).run()
+            results[key] = result
+            if result.returns != self._returns.get(key):
+                self._returns[key] = result.returns
+                queue.extend(functions[c] for c in callers.get(key, ()) if c in results)
+            for site in result.calls:
+                callee = site.callee
+                graph.add_edge(key, callee.key)
+                callers.setdefault(callee.key, set()).add(key)
+                if callee.disabled:
+                    continue
+                functions[callee.key] = callee
+                merged = _merge_call_site(parameters.get(callee.key), callee, site)
+                if merged != parameters.get(callee.key):
+                    parameters[callee.key] = merged
+                    queue.append(callee)
+        return Analysis(results, functions, graph)
+
+
+def _is_torch_module_base(name: str) -> bool:
+    if name in MODULE_BASES:
+        return True
+    return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() and name not in NOT_MODULE_CLASSES
+
+
+def _positional_params(function: FunctionInfo) -> list[cst.Param]:
+    params = [*function.node.params.posonly_params, *function.node.params.params]
+    if function.class_name is not None and params and not _is_staticmethod(function):
+        params = params[1:]
+    return params
+
+
+def _is_staticmethod(function: FunctionInfo) -> bool:
+    return any(d.endswith("staticmethod") for d in function.decorators)
+
+
+def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
+    """Parameters of a root: tensors unless annotated or defaulted as something else."""
+    values: dict[str, v.Value] = {}
+    node = function.node
+    if function.class_name is not None and not _is_staticmethod(function):
+        first = [*node.params.posonly_params, *node.params.params][:1]
+        if first:
+            values[first[0].name.value] = v.SELF
+    for param in [*_positional_params(function), *node.params.kwonly_params]:
+        values[param.name.value] = _parameter_kind(param)
+    for star in (node.params.star_arg, node.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            values[star.name.value] = v.TENSORS
+    return values
+
+
+def _parameter_kind(param: cst.Param) -> v.Value:
+    if param.annotation is not None:
+        text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+        if "Tensor" in text:
+            return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
+        if any(word in text for word in NON_TENSOR_ANNOTATIONS) or text[:1].isupper() or text in ("object",):
+            return v.OTHER
+    if param.default is not None:
+        if isinstance(param.default, cst.Name) and param.default.value == "None":
+            return v.MAYBE_TENSOR
+        return v.OTHER
+    return v.TENSOR
+
+
+def _merge_call_site(current: dict[str, v.Value] | None, callee: FunctionInfo, site) -> dict[str, v.Value]:
+    merged = dict(current) if current is not None else {}
+    node = callee.node
+    if callee.class_name is not None and not _is_staticmethod(callee):
+        first = [*node.params.posonly_params, *node.params.params][:1]
+        if first:
+            merged[first[0].name.value] = v.SELF
+    positional = _positional_params(callee)
+    by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
+    passed: dict[str, v.Value] = {}
+    for param, value in zip(positional, site.arguments):
+        passed[param.name.value] = value
+    for name, value in site.keywords.items():
+        if name in by_name:
+            passed[name] = value
+    for name, param in by_name.items():
+        value = passed.get(name)
+        if value is None:
+            value = v.OTHER if param.default is not None and not _is_none(param.default) else (
+                v.MAYBE_TENSOR if param.default is not None else v.OTHER)
+            if param.default is None and current is None:
+                value = _parameter_kind(param)
+        merged[name] = v.join(merged.get(name, v.OTHER), value) if name in merged else value
+    for star in (node.params.star_arg, node.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            merged[star.name.value] = v.TENSORS
+    return merged
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

@@ -1,0 +1,62 @@
+"""The rule contract: a small class with its id, the GB ids it predicts, docs and checked examples.
+
+A rule declares `on_<NodeType>(self, node, ctx)` handlers; the region walker calls them for every
+node of that libcst type inside code that runs under `torch.compile`, and the rule calls
+`ctx.report(node)` when the node will break the graph.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from breakscan.model import Severity
+
+if TYPE_CHECKING:
+    from breakscan.lint.walker import RegionContext
+
+# Lines of an INVALID example ending with this comment are where the rule must report,
+# and where TorchDynamo must break with one of the rule's GB ids.
+BREAK_MARKER = "# break"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A complete module source; `entry`/`inputs` say how the calibration tests run it."""
+
+    code: str
+    entry: str = "fn"
+    inputs: str = "torch.randn(8)"
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).lstrip("\n")
+
+    @property
+    def break_lines(self) -> tuple[int, ...]:
+        return tuple(
+            number for number, line in enumerate(self.source.splitlines(), 1) if line.rstrip().endswith(BREAK_MARKER)
+        )
+
+
+class Rule:
+    id: ClassVar[str]
+    name: ClassVar[str]
+    gb_ids: ClassVar[tuple[str, ...]]
+    # "error": TorchDynamo 2.13 always breaks here; "warning": it breaks in the common case.
+    severity: ClassVar[Severity] = "error"
+    message: ClassVar[str]
+    fix_hint: ClassVar[str]
+    # Markdown in ruff's shape: What it does / Why is this bad? / Example / Use instead.
+    docs: ClassVar[str]
+    valid: ClassVar[tuple[Example, ...]] = ()
+    invalid: ClassVar[tuple[Example, ...]] = ()
+
+    def handlers(self) -> dict[str, object]:
+        """`{"Call": bound on_Call, ...}` for the walker's dispatch table."""
+        return {name[3:]: getattr(self, name) for name in dir(type(self)) if name.startswith("on_")}
+
+    @classmethod
+    def documentation(cls) -> str:
+        return textwrap.dedent(cls.docs).strip()

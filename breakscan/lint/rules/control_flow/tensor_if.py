@@ -1,0 +1,66 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+
+class TensorIf(Rule):
+    id = "BS201"
+    name = "tensor-if"
+    gb_ids = ("GB0170",)
+    message = "`if` on a tensor's value: TorchDynamo cannot pick a branch while tracing, the graph breaks"
+    fix_hint = "compute both sides and select with torch.where, or branch with torch.cond"
+    docs = """
+    ## What it does
+    Flags `if` statements whose condition depends on tensor data (`if x.sum() > 0:`), not on
+    shapes, dtypes or Python flags (`if x.shape[0] > 2:` is fine).
+
+    ## Why is this bad?
+    The branch taken depends on values that only exist at run time, so TorchDynamo ends the
+    graph at the condition, evaluates it eagerly, and traces the branch taken as a new graph
+    (GB0170 "Data-dependent branching").
+
+    ## Example
+    ```python
+    if x.sum() > 0:
+        x = x * 2
+    ```
+
+    ## Use instead
+    ```python
+    x = torch.where(x.sum() > 0, x * 2, x)
+    ```
+    or `torch.cond(pred, true_fn, false_fn, (x,))` when the branches differ in work.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if x.sum() > 0:  # break
+                    return x * 2
+                return x - 1
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if x.shape[0] > 2:
+                    return x * 2
+                return x - 1
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                return torch.where(x.sum() > 0, x * 2, x - 1)
+        """),
+    )
+
+    def on_If(self, node: cst.If, ctx) -> None:
+        if ctx.is_bool_tested_tensor(node.test):
+            ctx.report(self, node.test)

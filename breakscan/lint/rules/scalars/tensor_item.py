@@ -1,0 +1,64 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+
+class TensorItem(Rule):
+    id = "BS101"
+    name = "tensor-item"
+    gb_ids = ("GB0124",)
+    message = "`.item()` copies a tensor value into Python: the graph breaks here"
+    fix_hint = "keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True"
+    docs = """
+    ## What it does
+    Flags `Tensor.item()` inside code that runs under `torch.compile`.
+
+    ## Why is this bad?
+    `.item()` turns tensor data into a Python number. TorchDynamo cannot know that number while
+    tracing, so by default (`capture_scalar_outputs=False`) it ends the graph, runs `.item()`
+    eagerly and starts a new graph after it (GB0124).
+
+    ## Example
+    ```python
+    scale = x.abs().max().item()
+    return x / scale
+    ```
+
+    ## Use instead
+    ```python
+    scale = x.abs().max()   # a 0-d tensor stays in the graph
+    return x / scale
+    ```
+    Or, when the scalar really is needed, `torch._dynamo.config.capture_scalar_outputs = True`.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                scale = x.abs().max().item()  # break
+                return x / scale
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                scale = x.abs().max()
+                return x / scale
+        """),
+        Example("""
+            import torch
+
+            def fn(x):
+                return x * x.sum().item()
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args and ctx.is_tensor(func.value):
+            ctx.report(self, node)

@@ -1,0 +1,87 @@
+"""Reading a file into text the parser can take, with a clear reason when that is impossible."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+# CPython refuses more than 200 nested brackets; libcst's native parser can overflow its stack
+# (and segfault) long before it reports that, so we check first.
+MAX_BRACKET_DEPTH = 200
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+_BRACKETS = re.compile(rb"[()\[\]{}]")
+
+
+class SourceError(Exception):
+    """A file we cannot analyse; `line`/`column` are 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    text: str
+    data: bytes
+
+
+def read_source(path: str) -> Source:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except IsADirectoryError:
+        raise SourceError("is a directory") from None
+    except PermissionError:
+        raise SourceError("permission denied: file is not readable") from None
+    except OSError as error:
+        raise SourceError(f"cannot read file: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")
+    return Source(path, decode_source(data), data)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode as Python does: BOM or PEP 263 coding cookie, else UTF-8."""
+    nul = data.find(b"\0")
+    if nul != -1:
+        line = data.count(b"\n", 0, nul) + 1
+        raise SourceError("source contains a NUL byte", line, nul - data.rfind(b"\n", 0, nul))
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"bad encoding declaration: {error.msg}", error.lineno) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - data.rfind(b"\n", 0, error.start)
+        raise SourceError(f"cannot decode as {encoding}: {error.reason}", line, column) from None
+    except LookupError:
+        raise SourceError(f"unknown encoding {encoding!r} in coding declaration", 1) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    check_bracket_depth(data)
+    return text
+
+
+def check_bracket_depth(data: bytes) -> None:
+    """A cheap over-estimate (brackets in strings count too); only deep files pay for `compile`."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(data):
+        depth += 1 if match.group() in b"([{" else -1
+        deepest = max(deepest, depth)
+    if deepest <= MAX_BRACKET_DEPTH:
+        return
+    try:
+        compile(data, "<checked>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as error:
+        raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
+    except (RecursionError, MemoryError):
+        raise SourceError("nesting too deep to analyse") from None

@@ -1,0 +1,122 @@
+"""Light, local tensor-value inference: which expressions hold tensors inside compiled code.
+
+A value is one of four kinds. `MAYBE_TENSOR` is an optional tensor (`mask=None`): operations on it
+give tensors, but testing the bare name (`if mask:`) is usually a None check, so it is not a
+data-dependent branch. Module values remember the classes they may be, to resolve `layer(x)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+TENSOR = Kind("tensor")
+TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
+MAYBE_TENSOR = Kind("maybe-tensor")
+OTHER = Kind("other")
+SELF = Kind("self")
+
+
+@dataclass(frozen=True)
+class ModuleValue:
+    """An nn.Module instance; `classes` are qualified class names it may be built from."""
+
+    classes: frozenset[str]
+
+
+Value = Kind | ModuleValue
+
+_RANK = {OTHER: 0, MAYBE_TENSOR: 1, TENSORS: 2, TENSOR: 3}
+
+
+def join(a: Value, b: Value) -> Value:
+    """The more tensor-like of two values (used for branches, call sites and returns)."""
+    if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
+        classes = (a.classes if isinstance(a, ModuleValue) else frozenset()) | (
+            b.classes if isinstance(b, ModuleValue) else frozenset()
+        )
+        return ModuleValue(classes)
+    return a if _RANK.get(a, 0) >= _RANK.get(b, 0) else b
+
+
+def is_tensorish(value: Value) -> bool:
+    return value in (TENSOR, MAYBE_TENSOR)
+
+
+# Tensor attributes and methods whose results are Python metadata, not tensor data.
+METADATA_ATTRIBUTES = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "is_cuda", "is_cpu", "is_mps", "requires_grad", "layout",
+        "is_leaf", "is_sparse", "is_quantized", "is_meta", "is_nested", "names", "grad_fn", "itemsize",
+        "nbytes", "training", "output_nr", "_version",
+    }
+)
+METADATA_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
+        "is_contiguous", "is_floating_point", "is_complex", "get_device", "data_ptr", "item", "tolist",
+        "__len__", "untyped_storage", "storage", "is_pinned", "is_shared", "dim_order", "has_names",
+        "is_signed", "is_inference", "numpy", "type", "is_set_to", "parameters", "named_parameters",
+        "buffers", "children", "modules", "state_dict", "keys", "__class__",
+    }
+)
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+SPLITTING_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten_"})
+SPLITTING_FUNCTIONS = frozenset(
+    {
+        "torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split", "torch.meshgrid",
+        "torch.broadcast_tensors", "torch.autograd.grad", "torch.sort", "torch.topk", "torch.max",
+        "torch.min", "torch.median", "torch.mode", "torch.kthvalue", "torch.std_mean", "torch.var_mean",
+        "torch.unique", "torch.linalg.eigh", "torch.linalg.qr", "torch.linalg.svd", "torch.histogram",
+    }
+)
+# torch callables that return Python metadata or objects, not tensors.
+NON_TENSOR_TORCH = frozenset(
+    {
+        "torch.is_tensor", "torch.is_storage", "torch.is_floating_point", "torch.is_complex", "torch.numel",
+        "torch.is_grad_enabled", "torch.is_inference_mode_enabled", "torch.get_default_dtype",
+        "torch.get_default_device", "torch.finfo", "torch.iinfo", "torch.device", "torch.promote_types",
+        "torch.result_type", "torch.can_cast", "torch.broadcast_shapes", "torch.typename",
+        "torch.is_autocast_enabled", "torch.get_autocast_dtype", "torch.get_autocast_gpu_dtype",
+        "torch.are_deterministic_algorithms_enabled", "torch.is_anomaly_enabled", "torch.get_num_threads",
+        "torch.nn.functional._canonical_mask", "torch.overrides.has_torch_function",
+        "torch.overrides.has_torch_function_unary", "torch.overrides.has_torch_function_variadic",
+    }
+)
+NON_TENSOR_TORCH_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.",
+    "torch.utils.", "torch.version", "torch.onnx.", "torch.fx.", "torch._C.", "torch._utils.",
+    "torch.nn.init.calculate", "torch.library.",
+)
+NON_TENSOR_BUILTINS = frozenset(
+    {
+        "builtins.len", "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.int",
+        "builtins.float", "builtins.bool", "builtins.str", "builtins.repr", "builtins.range",
+        "builtins.enumerate", "builtins.zip", "builtins.type", "builtins.id", "builtins.hash",
+        "builtins.callable", "builtins.format", "builtins.print", "builtins.dict", "builtins.set",
+        "builtins.frozenset", "builtins.super", "builtins.object", "builtins.any", "builtins.all",
+        "builtins.vars", "builtins.dir", "builtins.open", "builtins.iter", "builtins.next", "builtins.ord",
+        "builtins.chr",
+    }
+)
+CONTAINER_BUILTINS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed", "builtins.map", "builtins.filter"})
+
+
+def torch_call_value(qualified: str) -> Value:
+    """The kind of value a call to a torch callable returns."""
+    if qualified in NON_TENSOR_TORCH or qualified.startswith(NON_TENSOR_TORCH_PREFIXES):
+        return OTHER
+    if qualified in SPLITTING_FUNCTIONS:
+        return TENSORS
+    last = qualified.rsplit(".", 1)[-1]
+    if last[:1].isupper():
+        return ModuleValue(frozenset({qualified})) if qualified.startswith("torch.nn.") else OTHER
+    return TENSOR

@@ -1,0 +1,437 @@
+"""Walks one compiled function body in source order, tracking tensor values, skipping code that
+TorchDynamo does not trace, and handing every node to the rules that asked for its type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.names import dotted_name, import_bindings
+from breakscan.model import Fix, Severity
+
+if TYPE_CHECKING:
+    from breakscan.lint.regions import Project
+    from breakscan.lint.rule import Rule
+
+COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling", "is_exporting")
+SCRIPTING_GUARDS = ("torch.jit.is_scripting", "torch.jit.is_tracing")
+
+
+@dataclass
+class RawFinding:
+    """A finding before positions are known: the node is located only if the file has findings."""
+
+    rule: "Rule"
+    node: cst.CSTNode
+    function: FunctionInfo
+    message: str
+    severity: Severity
+    fix: Fix | None = None
+
+
+@dataclass
+class CallSite:
+    callee: FunctionInfo
+    arguments: list[v.Value]
+    keywords: dict[str, v.Value]
+
+
+@dataclass
+class FunctionResult:
+    findings: list[RawFinding] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    returns: v.Value = v.OTHER
+
+
+class RegionContext:
+    """What a rule may ask about the code it is looking at."""
+
+    def __init__(self, walker: "RegionWalker"):
+        self._walker = walker
+
+    @property
+    def module(self) -> ModuleIndex:
+        return self._walker.function.module
+
+    @property
+    def function(self) -> FunctionInfo:
+        return self._walker.function
+
+    @property
+    def loop_depth(self) -> int:
+        return self._walker.loop_depth
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        return self._walker.qualname(node)
+
+    def value(self, node: cst.BaseExpression) -> v.Value:
+        return self._walker.value(node)
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        """Certainly or probably a tensor (an optional tensor counts)."""
+        return self._walker.value(node) in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS)
+
+    def is_bool_tested_tensor(self, node: cst.BaseExpression) -> bool:
+        """Whether `bool(node)` needs a tensor's data: a tensor, not an optional tensor's None check."""
+        return self._walker.value(node) == v.TENSOR
+
+    def callee(self, call: cst.Call) -> FunctionInfo | None:
+        return self._walker.project.resolve_call(self._walker, call)
+
+    def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
+               severity: Severity | None = None) -> None:
+        self._walker.result.findings.append(
+            RawFinding(rule, node, self._walker.function, message or rule.message, severity or rule.severity, fix)
+        )
+
+
+Handler = Callable[[cst.CSTNode, RegionContext], None]
+
+
+class RegionWalker(cst.CSTVisitor):
+    def __init__(self, project: "Project", function: FunctionInfo, handlers: dict[type, list[Handler]],
+                 parameters: dict[str, v.Value]):
+        self.project = project
+        self.function = function
+        self.handlers = handlers
+        self.result = FunctionResult()
+        self.context = RegionContext(self)
+        self.bindings: dict[str, v.Value] = dict(parameters)
+        self.local_imports: dict[str, str] = {}
+        self.loop_depth = 0
+        self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
+
+    def run(self) -> FunctionResult:
+        self.function.node.body.visit(self)
+        return self.result
+
+    # -- names and values ------------------------------------------------------------------
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head = dotted.split(".", 1)[0]
+        if head in self.bindings and head not in self.local_imports:
+            return None  # a local variable shadows any global of that name
+        return self.function.module.qualify(dotted, self.local_imports)
+
+    def value(self, node: cst.BaseExpression) -> v.Value:
+        if isinstance(node, cst.Name):
+            return self.bindings.get(node.value, v.OTHER)
+        if isinstance(node, cst.Attribute):
+            return self._attribute_value(node)
+        if isinstance(node, cst.Call):
+            return self._call_value(node)
+        if isinstance(node, cst.Subscript):
+            base = self.value(node.value)
+            if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
+                return v.TENSOR
+            return base if isinstance(base, v.ModuleValue) else v.OTHER
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            left = node.left
+            rights = [node.right] if isinstance(node, cst.BinaryOperation) else [c.comparator for c in node.comparisons]
+            if isinstance(node, cst.Comparison) and all(
+                isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
+            ):
+                return v.OTHER
+            if any(self.value(part) in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR) for part in (left, *rights)):
+                return v.TENSOR
+            return v.OTHER
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.value(node.expression)
+            if isinstance(node.operator, cst.Not):
+                return v.TENSOR if inner == v.TENSOR else v.OTHER
+            return v.TENSOR if inner in (v.TENSOR, v.MAYBE_TENSOR) else v.OTHER
+        if isinstance(node, cst.BooleanOperation):
+            return v.join(self.value(node.left), self.value(node.right))
+        if isinstance(node, cst.IfExp):
+            return v.join(self.value(node.body), self.value(node.orelse))
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            kinds = [self.value(e.value) for e in node.elements]
+            return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
+        if isinstance(node, cst.Dict):
+            kinds = [self.value(e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+            return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return v.TENSORS if self.value(node.elt) in (v.TENSOR, v.TENSORS) else v.OTHER
+        if isinstance(node, cst.NamedExpr):
+            return self.value(node.value)
+        return v.OTHER
+
+    def _attribute_value(self, node: cst.Attribute) -> v.Value:
+        attr = node.attr.value
+        base = self.value(node.value)
+        if base == v.SELF or isinstance(base, v.ModuleValue):
+            classes = self._classes_of(base)
+            for info in classes:
+                if attr in info.tensor_attrs:
+                    return v.TENSOR
+                if attr in info.attr_classes:
+                    return v.ModuleValue(frozenset(info.attr_classes[attr]))
+            if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
+                return v.TENSOR
+            return v.OTHER
+        if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
+            return base if attr in v.TENSOR_ATTRIBUTES else v.OTHER
+        qualified = self.qualname(node)
+        if qualified and qualified.startswith("torch.") and not qualified.startswith("torch.nn"):
+            return v.OTHER  # torch.float32, torch.pi, ...
+        return v.OTHER
+
+    def _classes_of(self, value: v.Value) -> list[ClassInfo]:
+        if value == v.SELF:
+            return self.project.class_lineage(self.cls) if self.cls else []
+        assert isinstance(value, v.ModuleValue)
+        found: list[ClassInfo] = []
+        for name in value.classes:
+            info = self.project.find_class(name)
+            if info:
+                found.extend(self.project.class_lineage(info))
+        return found
+
+    def _call_value(self, node: cst.Call) -> v.Value:
+        func = node.func
+        arguments = [self.value(a.value) for a in node.args]
+        tensor_argument = any(a in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR) for a in arguments)
+        if isinstance(func, cst.Attribute):
+            base = self.value(func.value)
+            method = func.attr.value
+            if base in (v.TENSOR, v.MAYBE_TENSOR):
+                if method in v.METADATA_METHODS:
+                    return v.OTHER
+                return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
+            if base == v.TENSORS:
+                return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
+        callee = self.project.resolve_call(self, node)
+        if callee is not None:
+            return self.project.return_value(callee)
+        qualified = self.qualname(func)
+        if qualified:
+            if qualified.startswith("torch."):
+                return v.torch_call_value(qualified)
+            if qualified in v.NON_TENSOR_BUILTINS:
+                return v.OTHER
+            if qualified in v.CONTAINER_BUILTINS:
+                return v.TENSORS if tensor_argument else v.OTHER
+            found = self.project.find_class(qualified)
+            if found is not None:
+                return v.ModuleValue(frozenset({qualified}))
+        called = self.value(func)
+        if isinstance(called, v.ModuleValue):
+            return v.TENSOR  # module(x) runs its forward
+        return v.TENSOR if tensor_argument else v.OTHER
+
+    # -- bindings --------------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: v.Value, source: cst.BaseExpression | None = None) -> None:
+        if isinstance(target, cst.Name):
+            self.bindings[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
+            for position, element in enumerate(target.elements):
+                if elements is not None and position < len(elements) and not isinstance(element, cst.StarredElement):
+                    self.bind(element.value, self.value(elements[position].value), elements[position].value)
+                else:
+                    self.bind(element.value, self._element_of(value))
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
+
+    @staticmethod
+    def _element_of(value: v.Value) -> v.Value:
+        if value in (v.TENSOR, v.TENSORS):
+            return v.TENSOR
+        return value if isinstance(value, v.ModuleValue) else v.OTHER
+
+    def _bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        if isinstance(iterable, cst.Call) and self.qualname(iterable.func) in ("builtins.enumerate", "builtins.zip"):
+            inner = [a.value for a in iterable.args]
+            if isinstance(target, cst.Tuple):
+                elements = [e.value for e in target.elements]
+                if self.qualname(iterable.func) == "builtins.enumerate" and len(elements) == 2 and inner:
+                    self.bind(elements[0], v.OTHER)
+                    self.bind(elements[1], self._element_of(self.value(inner[0])))
+                    return
+                for element, source in zip(elements, inner):
+                    self.bind(element, self._element_of(self.value(source)))
+                return
+        self.bind(target, self._element_of(self.value(iterable)))
+
+    # -- traversal -------------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for handler in self.handlers.get(type(node), ()):
+            handler(node, self.context)
+        method = _SPECIAL.get(type(node))
+        return method(self, node) if method else True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        method = _AFTER.get(type(original_node))
+        if method:
+            method(self, original_node)
+
+    def _visit_if(self, node: cst.If) -> bool:
+        outcome = self.compile_time_truth(node.test)
+        if outcome is None:
+            node.test.visit(self)
+            node.body.visit(self)
+            if node.orelse is not None:
+                node.orelse.visit(self)
+        elif outcome:
+            node.body.visit(self)
+        elif node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def _visit_ifexp(self, node: cst.IfExp) -> bool:
+        outcome = self.compile_time_truth(node.test)
+        if outcome is None:
+            return True
+        (node.body if outcome else node.orelse).visit(self)
+        return False
+
+    def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
+        """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.compile_time_truth(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.compile_time_truth(test.left), self.compile_time_truth(test.right)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else (True if left and right else None)
+            return True if True in (left, right) else (False if left is False and right is False else None)
+        if isinstance(test, cst.Call) and not test.args:
+            name = dotted_name(test.func) or ""
+            qualified = self.qualname(test.func) or name
+            if qualified in SCRIPTING_GUARDS:
+                return False
+            if name.rsplit(".", 1)[-1] in COMPILING_GUARDS:
+                return True
+        return None
+
+    def _visit_for(self, node: cst.For) -> bool:
+        node.iter.visit(self)
+        self._bind_for(node.target, node.iter)
+        self.loop_depth += 1
+        node.body.visit(self)
+        self.loop_depth -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def _visit_while(self, node: cst.While) -> bool:
+        self.loop_depth += 1
+        node.test.visit(self)
+        node.body.visit(self)
+        self.loop_depth -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def _visit_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> bool:
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            comp.iter.visit(self)
+            self._bind_for(comp.target, comp.iter)
+            for condition in comp.ifs:
+                condition.visit(self)
+            comp = comp.inner_for_in
+        self.loop_depth += 1
+        if isinstance(node, cst.DictComp):
+            node.key.visit(self)
+            node.value.visit(self)
+        else:
+            node.elt.visit(self)
+        self.loop_depth -= 1
+        return False
+
+    def _visit_function(self, node: cst.FunctionDef) -> bool:
+        decorators = {self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators}
+        if decorators & {"torch.compiler.disable", "torch._dynamo.disable"}:
+            self.bindings[node.name.value] = v.OTHER
+            return False
+        # A closure is traced when it is called; its parameters take what the enclosing code passes.
+        for parameter in _all_params(node.params):
+            self.bindings[parameter.name.value] = v.TENSOR
+        node.body.visit(self)
+        self.bindings[node.name.value] = v.OTHER
+        return False
+
+    def _visit_lambda(self, node: cst.Lambda) -> bool:
+        for parameter in _all_params(node.params):
+            self.bindings[parameter.name.value] = v.TENSOR
+        return True
+
+    def _visit_class(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def _after_assign(self, node: cst.Assign) -> None:
+        kind = self.value(node.value)
+        for target in node.targets:
+            self.bind(target.target, kind, node.value)
+
+    def _after_annassign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.bind(node.target, self.value(node.value), node.value)
+
+    def _after_augassign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.bindings[node.target.value] = v.join(self.value(node.target), self.value(node.value))
+
+    def _after_namedexpr(self, node: cst.NamedExpr) -> None:
+        self.bind(node.target, self.value(node.value))
+
+    def _after_withitem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bind(node.asname.name, self.value(node.item))
+
+    def _after_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        for local, qualified in import_bindings(node, self.function.module.package):
+            self.local_imports[local] = qualified
+            self.bindings.pop(local, None)
+
+    def _after_return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.result.returns = v.join(self.result.returns, self.value(node.value))
+
+    def _after_call(self, node: cst.Call) -> None:
+        callee = self.project.resolve_call(self, node)
+        if callee is None:
+            return
+        arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
+        self.result.calls.append(CallSite(callee, arguments, keywords))
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
+
+
+_SPECIAL = {
+    cst.If: RegionWalker._visit_if,
+    cst.IfExp: RegionWalker._visit_ifexp,
+    cst.For: RegionWalker._visit_for,
+    cst.While: RegionWalker._visit_while,
+    cst.ListComp: RegionWalker._visit_comprehension,
+    cst.SetComp: RegionWalker._visit_comprehension,
+    cst.GeneratorExp: RegionWalker._visit_comprehension,
+    cst.DictComp: RegionWalker._visit_comprehension,
+    cst.FunctionDef: RegionWalker._visit_function,
+    cst.Lambda: RegionWalker._visit_lambda,
+    cst.ClassDef: RegionWalker._visit_class,
+}
+_AFTER = {
+    cst.Assign: RegionWalker._after_assign,
+    cst.AnnAssign: RegionWalker._after_annassign,
+    cst.AugAssign: RegionWalker._after_augassign,
+    cst.NamedExpr: RegionWalker._after_namedexpr,
+    cst.WithItem: RegionWalker._after_withitem,
+    cst.Import: RegionWalker._after_import,
+    cst.ImportFrom: RegionWalker._after_import,
+    cst.Return: RegionWalker._after_return,
+    cst.Call: RegionWalker._after_call,
+}

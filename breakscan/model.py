@@ -1,0 +1,152 @@
+"""Plain data shared by every layer: the lint, the confirmation runner, the fuser and the renderers.
+
+Rules produce `Finding`s, the runner produces `TargetResult`s with `Break`s, the fuser joins them
+into a `Report`, and renderers only read a `Report`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+FindingStatus = Literal["static-only", "confirmed", "dynamic-only"]
+TargetStatus = Literal["ok", "failed", "timeout", "crashed", "skipped"]
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A 1-based source range; `end_column` is exclusive, as in the contract's JSON."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One exact replacement of `span` in the file by `replacement` (for LSP code actions, SARIF fixes)."""
+
+    span: Span
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    summary: str
+    diff: str | None = None
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    name: str
+    path: str
+    span: Span
+    message: str
+    gb_ids: tuple[str, ...]
+    severity: Severity
+    chain: tuple[str, ...] = ()
+    status: FindingStatus = "static-only"
+    fix: Fix | None = None
+    # Filled by the fuser: how often the confirmed break happened, and in which target.
+    count: int = 0
+    target: str | None = None
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def with_status(self, status: FindingStatus, **changes) -> "Finding":
+        return replace(self, status=status, **changes)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be analysed (or a target that could not be run), and why."""
+
+    path: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class Break:
+    """One graph-break site seen while running a target, merged over its occurrences."""
+
+    path: str
+    line: int
+    gb_id: str | None
+    gb_type: str | None
+    reason: str
+    hints: tuple[str, ...] = ()
+    stack: tuple[Frame, ...] = ()
+    count: int = 1
+    explanation: str | None = None
+    # Dynamo gave up on the whole frame here (e.g. a break in a loop): the rest runs eagerly.
+    frame_skipped: bool = False
+
+
+@dataclass(frozen=True)
+class GraphInfo:
+    index: int
+    op_count: int
+    ops: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()  # user source lines the graph's ops came from
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What to confirm: `entry` and `inputs` are expressions evaluated in the file's namespace."""
+
+    path: str
+    entry: str
+    inputs: str | None = None
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.name or self.entry
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    name: str
+    path: str
+    status: TargetStatus
+    error: str | None = None
+    device: str | None = None
+    graph_count: int = 0
+    graph_break_count: int = 0
+    graphs: tuple[GraphInfo, ...] = ()
+    breaks: tuple[Break, ...] = ()
+    wall_time: float = 0.0
+    torch_version: str | None = None
+
+
+@dataclass
+class Report:
+    version: str
+    files: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    targets: list[TargetResult] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    torch_version: str | None = None
+    # Suppression comments that matched nothing (reported as warnings, never as findings).
+    unused_suppressions: list[FileError] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        failed = any(t.status in ("failed", "timeout", "crashed") for t in self.targets)
+        return 1 if (self.findings or self.errors or failed) else 0
