@@ -85,7 +85,9 @@ def _definitions(path: str) -> tuple[tuple[int, int, str, str], ...]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = prefix + child.name
                 if not isinstance(child, ast.ClassDef):
-                    found.append((child.lineno, child.end_lineno or child.lineno, child.name, qualname))
+                    # co_firstlineno of a decorated function is its first decorator's line
+                    start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    found.append((start, child.end_lineno or child.lineno, child.name, qualname))
                     visit(child, qualname + ".<locals>.")
                 else:
                     visit(child, qualname + ".")

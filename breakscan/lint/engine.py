@@ -23,7 +23,7 @@ from breakscan.lint.rule import Rule
 from breakscan.lint.source import SourceError, read_source
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
-from breakscan.model import FileError, Finding
+from breakscan.model import FileError, Finding, Fix
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
@@ -141,7 +141,7 @@ class Unit:
                 self.result.findings.append(
                     Finding(rule=rule.id, name=rule.name, path=path, span=spans[id(finding.node)],
                             message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
-                            chain=analysis.chain(key), fix=finding.fix)
+                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint))
                 )
 
     def _parse(self, path: str, text: str, data: bytes) -> _Parsed:

@@ -45,7 +45,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
     results: dict[str, UnitResult] = {}
     todo = []
     for path in files.paths:
-        cached = cache.get(path, settings) if cache is not None else None
+        cached = cache.get(path, settings, files) if cache is not None else None
         if cached is not None:
             results[path] = cached
         else:
@@ -60,7 +60,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
     for path, result in zip(todo, computed):
         results[path] = result
         if cache is not None:
-            cache.put(path, settings, result)
+            cache.put(path, settings, files, result)
     return [(path, results[path]) for path in files.paths]
 
 

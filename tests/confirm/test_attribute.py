@@ -1,0 +1,74 @@
+"""Attribution of raw Dynamo stacks to the user's line, without running Dynamo."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+from breakscan.confirm.attribute import UserFiles, graph_infos, merge_breaks, qualified_name, real_function_name
+from breakscan.confirm.capture import BreakEvent, GraphEvent, Region
+from breakscan.confirm.registry import load_registry
+from breakscan.model import Frame
+from tests.confirm.helpers import FIXTURES, fixture, line_of
+
+PATH = fixture("breaks.py")
+USER = UserFiles([FIXTURES])
+REGION = Region(PATH, 1, "f")
+MESSAGE = "Data-dependent branching\n  Explanation: Detected it.\n  Hint: Use torch.cond.\n"
+
+
+def test_resume_function_names_map_back():
+    assert real_function_name("torch_dynamo_resume_in_forward_at_12") == "forward"
+    assert real_function_name("torch_dynamo_resume_in_torch_dynamo_resume_in_f_at_3_at_9") == "f"
+    assert real_function_name("forward") == "forward"
+
+
+def test_qualified_names_come_from_the_source():
+    assert qualified_name(PATH, line_of("breaks.py", "HELPER_CALL"), "forward") == "HelperModel.forward"
+    assert qualified_name(PATH, line_of("breaks.py", "HELPER_BREAK"), "helper") == "helper"
+    assert qualified_name(PATH, 1, "<module>") == "<module>"
+
+
+def test_user_files_exclude_stdlib_torch_and_installed_packages():
+    assert PATH in USER
+    assert copy.__file__ not in USER
+    venv_inside_root = UserFiles([os.path.dirname(os.__file__)])  # stdlib excluded even as a root
+    assert os.__file__ not in venv_inside_root
+
+
+def _event(*frames: Frame, gb_type="Data-dependent branching", message=MESSAGE, skips=False):
+    return BreakEvent(gb_type=gb_type, message=message, stack=frames, skips_frame=skips, region=REGION)
+
+
+def test_site_is_the_innermost_user_frame_and_the_stack_keeps_the_library_tail():
+    call = line_of("breaks.py", "STDLIB_CALL")
+    deep = Frame(copy.__file__, 153, "deepcopy")
+    (brk,) = merge_breaks([_event(Frame(PATH, call, "stdlib_fn"), deep)], USER, load_registry())
+    assert (brk.line, brk.gb_id) == (call, "GB0170")
+    assert brk.stack == (Frame(PATH, call, "stdlib_fn"), deep)
+    assert (brk.explanation, brk.hints) == ("Detected it.", ("Use torch.cond.",))
+
+
+def test_occurrences_merge_by_site_keeping_the_longest_stack():
+    line, call = line_of("breaks.py", "HELPER_BREAK"), line_of("breaks.py", "HELPER_CALL")
+    inner = Frame(PATH, line, "helper")
+    resumed = Frame(PATH, call, "torch_dynamo_resume_in_forward_at_19")
+    (brk,) = merge_breaks([_event(inner), _event(resumed, inner), _event(inner, skips=True)], USER, None)
+    assert brk.count == 3 and brk.frame_skipped
+    assert [f.function for f in brk.stack] == ["HelperModel.forward", "helper"]
+    assert brk.gb_id is None  # no registry: still reported
+
+
+def test_chained_message_reports_its_own_type_and_its_cause():
+    message = MESSAGE + "\n*** While handling this graph break, another graph break occurred: ***\n\n" \
+        "graph break in loop\n  Developer debug context: frame skipped\n"
+    (brk,) = merge_breaks([_event(Frame(PATH, 5, "f"), gb_type="graph break in loop", message=message)],
+                          USER, load_registry())
+    assert brk.gb_id == "GB7000"
+    assert brk.reason == "graph break in loop (frame skipped); caused by: Data-dependent branching"
+
+
+def test_graph_lines_come_from_user_frames_of_each_op():
+    stacks = ((Frame(PATH, 20, "forward"), Frame(copy.__file__, 3, "x")), (Frame(PATH, 21, "forward"),), ())
+    (info,) = graph_infos([GraphEvent(("linear", "add", "mul"), stacks, REGION)], USER)
+    assert (info.index, info.op_count, info.lines, info.path) == (0, 3, (20, 21), PATH)
