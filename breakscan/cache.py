@@ -44,7 +44,7 @@ class LintCache:
     def _settings_fingerprint(self, settings: LintSettings, files: FileSet) -> bytes:
         key = id(settings), id(files)
         if key not in self._fingerprints:
-            description = repr((__version__, [r.id for r in settings.rules], settings.roots,
+            description = repr((__version__, [r.id for r in settings.rules], settings.roots, settings.unreachable,
                                 sorted(files.by_module.items())))
             self._fingerprints[key] = description.encode()
         return self._fingerprints[key]

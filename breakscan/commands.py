@@ -82,7 +82,8 @@ def check_command(args: argparse.Namespace) -> int:
         from breakscan.cache import open_cache
 
         cache = open_cache(config)
-    outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache)
+    outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
+                         unreachable=args.unreachable)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
     if not args.static:

@@ -18,6 +18,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unreachable: bool = False
     path: str | None = None  # where it was read from
     # Where relative `exclude` and `per-file-ignores` patterns are anchored.
     base: str = "."
@@ -33,7 +34,7 @@ class Config:
         return tuple(codes)
 
 
-_KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore"}
+_KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore", "unreachable"}
 
 
 def find_config(start: str) -> str | None:
@@ -81,6 +82,9 @@ def load_config(path: str) -> Config:
             raise ConfigError(f"{path}: `{key}` must be a list of strings")
         return tuple(value)
 
+    unreachable = table.get("unreachable", "ignore")
+    if unreachable not in ("ignore", "info"):
+        raise ConfigError(f'{path}: `unreachable` must be "ignore" or "info"')
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{path}: `per-file-ignores` must be a table of pattern = [rule ids]")
@@ -90,6 +94,7 @@ def load_config(path: str) -> Config:
         exclude=strings("exclude"),
         roots=strings("roots"),
         per_file_ignores={pattern: tuple([ids] if isinstance(ids, str) else ids) for pattern, ids in per_file.items()},
+        unreachable=unreachable == "info",
         path=path,
         base=os.path.dirname(os.path.abspath(path)),
     )

@@ -149,4 +149,5 @@ class Report:
     @property
     def exit_code(self) -> int:
         failed = any(t.status in ("failed", "timeout", "crashed") for t in self.targets)
-        return 1 if (self.findings or self.errors or failed) else 0
+        blocking = any(f.severity != "info" for f in self.findings)
+        return 1 if (blocking or self.errors or failed) else 0

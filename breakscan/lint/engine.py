@@ -36,6 +36,8 @@ _RECURSION_LIMIT = 60_000
 class LintSettings:
     rules: tuple[type[Rule], ...]
     roots: tuple[str, ...] = ()
+    # Also report constructs in code no compiled root reaches, as "info".
+    unreachable: bool = False
 
 
 @dataclass
@@ -128,11 +130,17 @@ class Unit:
         own = self._parse(self.path, source.text, source.data)
         self.result.declares_targets = own.index.declares_targets
         project = Project({own.index.name: own.index}, self._load_module, self.settings.roots)
-        analysis = project.analyze(_handlers(self.settings.rules), only=[own.index])
+        handlers = _handlers(self.settings.rules)
+        analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}
         for key, function_result in analysis.results.items():
             for finding in function_result.findings:
                 raw.setdefault(finding.function.module.path, []).append((finding, key))
+        if self.settings.unreachable:
+            for key, function_result in project.analyze_unreachable(handlers, own.index, analysis).items():
+                for finding in function_result.findings:
+                    finding.severity = "info"
+                    raw.setdefault(finding.function.module.path, []).append((finding, key))
         for path, items in raw.items():
             parsed = self.parsed[path]
             spans = locate(parsed.tree, parsed.text, [(f.node, f.function.top_statement) for f, _ in items])

@@ -29,10 +29,10 @@ class LintOutcome:
 
 
 def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-               jobs: int | None = None, cache=None) -> LintOutcome:
+               jobs: int | None = None, cache=None, unreachable: bool = False) -> LintOutcome:
     collected = collect(paths, config.exclude)
     rules = tuple(select_rules(select or config.select, ignore + config.ignore))
-    settings = LintSettings(rules=rules, roots=config.roots)
+    settings = LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
                           rule_ids=tuple(r.id for r in rules))
     files = FileSet(collected.files)

@@ -211,6 +211,16 @@ class Project:
                     queue.append(callee)
         return Analysis(results, functions, graph)
 
+    def analyze_unreachable(self, handlers: dict[type, list[Handler]], module: ModuleIndex,
+                            analysis: Analysis) -> dict[str, FunctionResult]:
+        """Walk the module's functions no compiled root reaches, as if each were compiled."""
+        results = {}
+        for function in module.functions.values():
+            if function.key not in analysis.results and not function.disabled:
+                results[function.key] = RegionWalker(self, function, handlers, _default_parameters(function)).run()
+                analysis.functions[function.key] = function
+        return results
+
 
 def _is_torch_module_base(name: str) -> bool:
     if name in MODULE_BASES:
