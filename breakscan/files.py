@@ -19,9 +19,12 @@ class Collected:
     missing: list[str] = field(default_factory=list)
 
 
-def is_excluded(path: str, patterns: tuple[str, ...]) -> bool:
+def is_excluded(path: str, patterns: tuple[str, ...], top: str | None = None) -> bool:
+    """Whether `path`, or one of its folders below `top` (the folder the user named), matches a pattern.
+
+    Folders at or above `top` do not count: `breakscan .venv/lib/site-packages/torch` scans torch."""
     normalized = path.replace(os.sep, "/")
-    parts = normalized.split("/")
+    parts = (os.path.relpath(path, top) if top is not None else path).replace(os.sep, "/").split("/")
     for pattern in patterns:
         if fnmatch.fnmatch(normalized, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
             return True
@@ -64,10 +67,10 @@ def _walk(top: str, patterns: tuple[str, ...], seen: set[str], result: Collected
             subdirs[:] = []
             continue
         visited_dirs.add(real)
-        subdirs[:] = sorted(d for d in subdirs if not is_excluded(os.path.join(directory, d), patterns))
+        subdirs[:] = sorted(d for d in subdirs if not is_excluded(os.path.join(directory, d), patterns, top))
         for filename in sorted(filenames):
             path = os.path.join(directory, filename)
-            if not filename.endswith(".py") or is_excluded(path, patterns):
+            if not filename.endswith(".py") or is_excluded(path, patterns, top):
                 continue
             if os.path.islink(path) and not os.path.exists(path):
                 result.errors.append(FileError(path, "broken symbolic link"))

@@ -44,11 +44,19 @@ def main() -> None:
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     import torch
 
+    _warm_up(torch)
     _send(channel, {"event": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
     for line in sys.stdin:
         job = json.loads(line)
         results = run_target(job) if job["kind"] == "target" else run_script(job)
         _send(channel, {"event": "result", "results": [result_to_json(r) for r in results]})
+
+
+def _warm_up(torch) -> None:
+    """Compile once before taking jobs: Dynamo's first compile imports much of torch lazily
+    (seconds), which would otherwise count against the first target's timeout."""
+    torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))
+    torch._dynamo.reset()
 
 
 def describe_exception(exc: BaseException, user: UserFiles) -> str:

@@ -53,8 +53,12 @@ class TensorItem(Rule):
         Example("""
             import torch
 
+            def report(x):
+                return x.sum().item()  # not reached from the compiled code
+
+            @torch.compile
             def fn(x):
-                return x * x.sum().item()
+                return x * 2
         """),
     )
 

@@ -1,0 +1,45 @@
+"""Every rule's examples, run under the installed TorchDynamo in one batch.
+
+INVALID examples must break exactly on their `# break` lines, each with one of the rule's GB ids;
+VALID examples must not break at all. A rule whose examples fail here predicts something
+TorchDynamo 2.13 does not do.
+"""
+
+import pytest
+
+pytest.importorskip("torch")
+
+from breakscan.confirm import run_targets  # noqa: E402
+from breakscan.lint.rules import all_rules  # noqa: E402
+from breakscan.model import TargetSpec  # noqa: E402
+
+CASES = [(rule, kind, index, example) for rule in all_rules()
+         for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
+         for index, example in enumerate(examples)]
+IDS = [f"{rule.id}-{kind}-{index}" for rule, kind, index, _ in CASES]
+
+pytestmark = pytest.mark.xdist_group("calibration")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("calibration")
+    specs = []
+    for case_id, (_, _, _, example) in zip(IDS, CASES):
+        path = folder / f"{case_id.replace('-', '_')}.py"
+        path.write_text(example.source)
+        specs.append(TargetSpec(str(path), example.entry, example.inputs, name=case_id))
+    return dict(zip(IDS, run_targets(specs, device="cpu", timeout=120)))
+
+
+@pytest.mark.parametrize("rule,kind,index,example", CASES, ids=IDS)
+def test_example_against_dynamo(results, rule, kind, index, example):
+    result = results[f"{rule.id}-{kind}-{index}"]
+    assert result.status == "ok", result.error
+    seen = {(b.line, b.gb_id) for b in result.breaks}
+    if kind == "valid":
+        assert seen == set(), "a VALID example breaks under TorchDynamo"
+        return
+    assert {line for line, _ in seen} == set(example.break_lines)
+    for line in example.break_lines:
+        assert any(gb in rule.gb_ids for seen_line, gb in seen if seen_line == line), (line, seen, rule.gb_ids)
