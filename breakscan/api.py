@@ -16,8 +16,8 @@ import time
 from typing import Any, Callable, Iterable
 
 from breakscan import __version__
-from breakscan.confirm.attribute import UserFiles
-from breakscan.confirm.capture import capturing
+from breakscan.confirm.attribute import UserFiles, project_root
+from breakscan.confirm.capture import capturing, original_callable
 from breakscan.confirm.fuse import fuse
 from breakscan.confirm.results import build_result
 from breakscan.model import Break, Report, TargetResult
@@ -42,10 +42,10 @@ def _device(target: Any, args: tuple, kwargs: dict) -> str:
 def _run(model_or_fn: Callable, args: tuple, kwargs: dict) -> TargetResult:
     import torch
 
-    target = getattr(model_or_fn, "_orig_mod", model_or_fn)  # already compiled: the original
+    target = original_callable(model_or_fn)
     path = _source_file(target) or "<unknown>"
-    # The user's files: where the model is defined, and the project the process runs from.
-    user = UserFiles([os.path.dirname(path), os.getcwd()])
+    # The user's files: the project the model is defined in, and the one the process runs from.
+    user = UserFiles([project_root(path), os.getcwd()])
     name = getattr(target, "__qualname__", None) or f"{type(target).__qualname__}()"
     started = time.perf_counter()
     torch._dynamo.reset()
@@ -69,17 +69,17 @@ def confirm(model_or_fn: Callable, *args: Any, **kwargs: Any) -> Report:
 
 def _allowed_ids(allow: Iterable[str]) -> set[str]:
     """GB ids as given; rule ids or names (BS101, tensor-item) stand for the GB ids they predict."""
-    allowed = set()
-    for item in allow:
-        if item.upper().startswith("GB"):
-            allowed.add(item.upper())
-            continue
-        from breakscan.lint.rules import rule_by_id
+    items = list(allow)
+    allowed = {item.upper() for item in items if item.upper().startswith("GB")}
+    rules = [item for item in items if not item.upper().startswith("GB")]
+    if rules:
+        from breakscan.lint.rules import rule_by_id  # the lint's catalogue, only when needed
 
-        rule = rule_by_id(item)
-        if rule is None:
-            raise ValueError(f"allow: {item!r} is neither a GB id (GB0170) nor a breakscan rule id")
-        allowed.update(rule.gb_ids)
+        for item in rules:
+            rule = rule_by_id(item)
+            if rule is None:
+                raise ValueError(f"allow: {item!r} is neither a GB id (GB0170) nor a breakscan rule id")
+            allowed.update(rule.gb_ids)
     return allowed
 
 

@@ -135,6 +135,47 @@ class TargetResult:
     torch_version: str | None = None
 
 
+@dataclass(frozen=True)
+class BreakDelta:
+    """One break site compared across an earlier run (the baseline) and this one."""
+
+    path: str
+    line: int  # in this run; in the baseline for a break that is gone
+    gb_id: str | None
+    what: str  # the break's type (`gb_type`), else Dynamo's reason
+    before: int  # occurrences in the baseline run
+    after: int  # occurrences in this run
+
+
+@dataclass(frozen=True)
+class TargetDelta:
+    name: str
+    path: str
+    graphs_before: int | None  # None: the target is not in the baseline
+    graphs_after: int | None  # None: the target is not in this run
+    fixed: tuple[BreakDelta, ...] = ()
+    new: tuple[BreakDelta, ...] = ()
+    remaining: tuple[BreakDelta, ...] = ()
+
+    @property
+    def breaks_before(self) -> int:
+        return len(self.fixed) + len(self.remaining)
+
+    @property
+    def breaks_after(self) -> int:
+        return len(self.new) + len(self.remaining)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What changed since an earlier JSON report (`--verify --baseline FILE`)."""
+
+    baseline: str
+    findings_before: int
+    findings_after: int
+    targets: tuple[TargetDelta, ...]
+
+
 @dataclass
 class Report:
     version: str
@@ -145,6 +186,7 @@ class Report:
     torch_version: str | None = None
     # Suppression comments that matched nothing (reported as warnings, never as findings).
     unused_suppressions: list[FileError] = field(default_factory=list)
+    verification: Verification | None = None
 
     @property
     def exit_code(self) -> int:

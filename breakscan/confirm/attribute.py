@@ -56,14 +56,31 @@ class UserFiles:
         if path not in self._known:
             real = os.path.realpath(path)
             installed = "/site-packages/" in real or "/dist-packages/" in real
-            self._known[path] = (
-                not installed and real.startswith(self.roots) and not real.startswith(self.excluded)
+            pseudo = path.startswith("<")  # <string>, <frozen ...>, <eval_with_key>: no file
+            self._known[path] = not (pseudo or installed) and real.startswith(self.roots) and (
+                not real.startswith(self.excluded)
             )
         return self._known[path]
 
     def is_library(self, path: str) -> bool:
         """torch or breakscan itself: never where a break is attributed."""
         return os.path.realpath(path).startswith(self.libraries)
+
+
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(path: str) -> str:
+    """Where the user's files are for code in `path`: the nearest folder above it that holds a
+    project marker (pyproject.toml, setup.py, setup.cfg, .git), else the file's own folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while not any(os.path.exists(os.path.join(current, m)) for m in _PROJECT_MARKERS):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+    return current
 
 
 def _prefixes(paths: Iterable[str | None]) -> tuple[str, ...]:
@@ -130,33 +147,40 @@ def _user_stack(frames: Sequence[Frame], user: UserFiles) -> tuple[tuple[Frame, 
     return tuple(head + named[site:]), named[site]
 
 
+def _first_occurrence(event: BreakEvent, user: UserFiles, registry: Registry | None) -> Break:
+    stack, site = _user_stack(event.stack, user)
+    parts = parse_message(event.message)
+    gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
+    entry = registry.by_id.get(gb_id) if registry and gb_id else None
+    reason = parts.title + (f" ({parts.context})" if parts.context else "")
+    reason += "".join(f"; caused by: {cause}" for cause in parts.causes)
+    return Break(
+        path=site.path, line=site.line, gb_id=gb_id,
+        gb_type=event.gb_type or (entry.gb_type if entry else None),
+        reason=reason,
+        hints=parts.hints or (entry.hints if entry else ()),
+        stack=stack,
+        explanation=parts.explanation or (entry.explanation if entry else None),
+        frame_skipped=event.skips_frame,
+    )
+
+
 def merge_breaks(events: Iterable[BreakEvent], user: UserFiles, registry: Registry | None) -> list[Break]:
-    """One `Break` per (path, line, break kind), counting occurrences, in first-seen order."""
+    """One `Break` per (path, line, break kind), counting occurrences, in first-seen order; the
+    longest stack seen is kept (a helper's break is seen inlined in its caller, then again when
+    the helper is compiled as a frame of its own)."""
     sites: dict[tuple[str, int, str], Break] = {}
     for event in events:
         if not event.stack:
             continue
-        stack, site = _user_stack(event.stack, user)
-        parts = parse_message(event.message)
-        gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
-        entry = registry.by_id.get(gb_id) if registry and gb_id else None
-        gb_type = event.gb_type or (entry.gb_type if entry else None)
-        key = (site.path, site.line, gb_id or gb_type or parts.title)
+        brk = _first_occurrence(event, user, registry)
+        key = (brk.path, brk.line, brk.gb_id or brk.gb_type or brk.reason)
         found = sites.get(key)
-        if found:
-            sites[key] = replace(
-                found, count=found.count + 1, frame_skipped=found.frame_skipped or event.skips_frame,
-                stack=stack if len(stack) > len(found.stack) else found.stack,
-            )
-            continue
-        reason = parts.title + (f" ({parts.context})" if parts.context else "")
-        reason += "".join(f"; caused by: {cause}" for cause in parts.causes)
-        sites[key] = Break(
-            path=site.path, line=site.line, gb_id=gb_id, gb_type=gb_type, reason=reason,
-            hints=parts.hints or (entry.hints if entry else ()),
-            stack=stack, count=1,
-            explanation=parts.explanation or (entry.explanation if entry else None),
-            frame_skipped=event.skips_frame,
+        sites[key] = brk if found is None else replace(
+            found,
+            count=found.count + 1,
+            frame_skipped=found.frame_skipped or brk.frame_skipped,
+            stack=brk.stack if len(brk.stack) > len(found.stack) else found.stack,
         )
     return list(sites.values())
 

@@ -4,8 +4,9 @@ In order: an explicit `--entry`/`--inputs`; the file's own declaration
 
     BREAKSCAN_TARGETS = {"Model()": "torch.randn(4, 16)", "fn": "(torch.randn(3), 2)"}
 
-(or a list of `(entry, inputs)` pairs; an inputs of None means "synthesise from the first layer");
-else every `nn.Module` subclass that can be built with no arguments, with synthesised inputs.
+(or a list of `(entry, inputs)` pairs; inputs None means "synthesise from the first layer"; an
+empty declaration opts the file out); else every `nn.Module` subclass that can be built with no
+arguments, with inputs synthesised in the worker.
 """
 
 from __future__ import annotations
@@ -58,14 +59,16 @@ def _declaration(tree: ast.Module) -> ast.expr | None:
 
 
 def _declared_specs(path: str, value: ast.expr) -> tuple[list[TargetSpec], str | None]:
+    """The declared targets; an empty declaration opts the file out of confirmation."""
     try:
         literal = ast.literal_eval(value)
         pairs = list(literal.items()) if isinstance(literal, dict) else [tuple(p) for p in literal]
         specs = [TargetSpec(path=path, entry=e, inputs=i) for e, i in pairs]
     except (ValueError, TypeError, SyntaxError):
-        specs = []
-    well_formed = all(isinstance(s.entry, str) and isinstance(s.inputs, (str, type(None))) for s in specs)
-    if specs and well_formed:
+        specs = None
+    if specs is not None and all(
+        isinstance(s.entry, str) and isinstance(s.inputs, (str, type(None))) for s in specs
+    ):
         return specs, None
     return [], (
         f"{path}:{value.lineno}: {DECLARATION} must be a literal dict of entry -> inputs "

@@ -22,15 +22,13 @@ def _site(path: str, line: int) -> Site:
 
 @dataclass
 class _Seen:
-    """One break site over all targets."""
+    """One break site over all targets, and the lines it matches findings at."""
 
     brk: Break
     target: str
     count: int
+    sites: frozenset[Site]
     matched: bool = False
-
-    def sites(self) -> set[Site]:
-        return {_site(self.brk.path, self.brk.line)} | {_site(f.path, f.line) for f in self.brk.stack}
 
 
 def _collect(targets: list[TargetResult]) -> list[_Seen]:
@@ -41,7 +39,8 @@ def _collect(targets: list[TargetResult]) -> list[_Seen]:
             if key in merged:
                 merged[key].count += brk.count
             else:
-                merged[key] = _Seen(brk, target.name, brk.count)
+                sites = frozenset({key[0]} | {_site(f.path, f.line) for f in brk.stack})
+                merged[key] = _Seen(brk, target.name, brk.count, sites)
     return list(merged.values())
 
 
@@ -50,7 +49,7 @@ def fuse(findings: list[Finding], targets: list[TargetResult]) -> list[Finding]:
     fused = []
     for finding in findings:
         here = _site(finding.path, finding.line)
-        matches = [s for s in seen if here in s.sites()]
+        matches = [s for s in seen if here in s.sites]
         for match in matches:
             match.matched = True
         if matches:

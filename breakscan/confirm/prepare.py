@@ -16,6 +16,7 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_map_only
 
+from breakscan.confirm.capture import original_callable
 from breakscan.confirm.discover import declaration_hint
 from breakscan.model import TargetSpec
 
@@ -120,11 +121,11 @@ def _arguments(spec: TargetSpec, target: Any, namespace: dict) -> tuple[tuple, d
 def prepare(spec: TargetSpec, device: str) -> tuple[Callable, tuple, dict]:
     """(callable or module, args, kwargs), moved to `device`."""
     namespace = load_module(spec.path).__dict__
-    target = eval(spec.entry, namespace)  # noqa: S307 - the user's own expression
+    target = original_callable(eval(spec.entry, namespace))  # noqa: S307 - the user's own expression
     if isinstance(target, type) and issubclass(target, nn.Module):
         target = target()
     args, kwargs = _arguments(spec, target, namespace)
     if isinstance(target, nn.Module):
         target = target.to(device)
-    move = lambda tensor: tensor.to(device)  # noqa: E731
-    return target, tree_map_only(torch.Tensor, move, args), tree_map_only(torch.Tensor, move, kwargs)
+    moved = tree_map_only(torch.Tensor, lambda tensor: tensor.to(device), (args, kwargs))
+    return target, *moved

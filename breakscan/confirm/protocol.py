@@ -1,8 +1,8 @@
-"""The parent <-> worker protocol: one JSON object per line on the worker's stdin (jobs) and on a
-private copy of its stdout (messages). Message lines carry a sentinel prefix so that nothing the
-user's code manages to write there can be mistaken for a message.
+"""The parent <-> worker protocol: one JSON object per line, jobs on the worker's stdin and
+messages on its stdout (both kept private from the user's code by the worker). Message lines carry
+a sentinel prefix, so that nothing else that reaches the pipe can be mistaken for a message.
 
-Messages: {"event": "ready", "torch": version} once, then one {"event": "result", "results": [...]}
+Messages: {"event": "ready", "torch": version, "cuda": bool} once, then one {"event": "result", "results": [...]}
 per job (a target job gives one result; a script job gives one per compiled region).
 """
 

@@ -1,10 +1,10 @@
 """The confirmation worker: `python -m breakscan.confirm.worker FAULT_FILE`.
 
 Reads jobs (one JSON object per line) on stdin and runs them one after the other in this process,
-resetting Dynamo between them, so that torch is imported once for many targets. The messages go
-to a private copy of stdout; the real stdout is pointed at stderr first, so whatever the user's
-code prints (from Python or C) cannot corrupt them. A hard crash leaves its Python stack in
-FAULT_FILE (faulthandler) for the parent to attribute.
+resetting Dynamo between them, so that torch is imported once for many targets. Jobs and messages
+travel on private copies of stdin and stdout; the user's code sees an empty stdin and a stdout
+that goes to stderr, so whatever it reads or prints (from Python or C) cannot disturb them.
+A hard crash leaves its Python stack in FAULT_FILE (faulthandler) for the parent to attribute.
 """
 
 from __future__ import annotations
@@ -19,17 +19,27 @@ import traceback
 import warnings
 from typing import Any, TextIO
 
-from breakscan.confirm.attribute import UserFiles, qualified_name, real_function_name, user_frame
-from breakscan.confirm.capture import capturing
+from breakscan.confirm.attribute import (
+    UserFiles,
+    project_root,
+    qualified_name,
+    real_function_name,
+    user_frame,
+)
+from breakscan.confirm.capture import capturing, parse_stack_trace, without_guard_profiling
 from breakscan.confirm.protocol import encode, result_to_json
 from breakscan.confirm.results import build_result
 from breakscan.model import Frame, TargetResult, TargetSpec
 
 
-def _private_stdout() -> TextIO:
+def _private_streams() -> tuple[TextIO, TextIO]:
+    """(jobs in, messages out) on private copies of fds 0 and 1; the user's code gets an empty
+    stdin (an `input()` must not eat a job) and a stdout that goes to stderr."""
+    jobs = os.fdopen(os.dup(0), "r", encoding="utf-8")
     channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
-    return channel
+    return jobs, channel
 
 
 def _send(channel: TextIO, message: dict[str, Any]) -> None:
@@ -38,18 +48,19 @@ def _send(channel: TextIO, message: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    channel = _private_stdout()
+    jobs, channel = _private_streams()
     fault_file = open(sys.argv[1], "w")  # noqa: SIM115 - open for the life of the process
     faulthandler.enable(fault_file)
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     import torch
 
-    _warm_up(torch)
-    _send(channel, {"event": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
-    for line in sys.stdin:
-        job = json.loads(line)
-        results = run_target(job) if job["kind"] == "target" else run_script(job)
-        _send(channel, {"event": "result", "results": [result_to_json(r) for r in results]})
+    with without_guard_profiling():
+        _warm_up(torch)
+        _send(channel, {"event": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
+        for line in jobs:
+            job = json.loads(line)
+            results = run_target(job) if job["kind"] == "target" else run_script(job)
+            _send(channel, {"event": "result", "results": [result_to_json(r) for r in results]})
 
 
 def _warm_up(torch) -> None:
@@ -64,6 +75,7 @@ def describe_exception(exc: BaseException, user: UserFiles) -> str:
     frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     if isinstance(exc, SyntaxError) and exc.filename:
         frames.append(Frame(exc.filename, exc.lineno or 0, "<module>"))
+    frames += parse_stack_trace(str(exc))  # Dynamo's errors quote the user code they were tracing
     found = user_frame(frames, user)
     where = f" (at {frames[found].path}:{frames[found].line})" if found is not None else ""
     text = str(exc).strip().splitlines()
@@ -76,7 +88,7 @@ def run_target(job: dict) -> list[TargetResult]:
     from breakscan.confirm.prepare import Skip, prepare, resolve_device
 
     spec = TargetSpec(**job["spec"])
-    user = UserFiles([os.path.dirname(spec.path)])
+    user = UserFiles([project_root(spec.path)])
     started = time.perf_counter()
     device, status, error = job["device"], "ok", None
     torch._dynamo.reset()
@@ -104,7 +116,7 @@ def run_script(job: dict) -> list[TargetResult]:
     from breakscan.confirm.prepare import resolve_device
 
     script = job["script"]
-    user = UserFiles([os.path.dirname(script)])
+    user = UserFiles([project_root(script)])
     started = time.perf_counter()
     sys.argv = [script, *job["args"]]
     sys.path.insert(0, os.path.dirname(script))

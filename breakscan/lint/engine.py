@@ -20,7 +20,7 @@ from breakscan.lint.index import ModuleIndex, build_index
 from breakscan.lint.positions import locate
 from breakscan.lint.regions import Project
 from breakscan.lint.rule import Rule
-from breakscan.lint.source import SourceError, read_source
+from breakscan.lint.source import SourceError, check_expression_size, read_source
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix
@@ -124,7 +124,7 @@ class Unit:
             return
         self.result.dependencies[self.path] = source.data
         self.result.suppressions[self.path] = parse_suppressions(source.text)
-        if not _ROOT_HINT.search(source.text) and not self.settings.roots:
+        if not (_ROOT_HINT.search(source.text) or self.settings.roots or self.settings.unreachable):
             _check_syntax(self.path, source.text)
             return
         own = self._parse(self.path, source.text, source.data)
@@ -153,6 +153,7 @@ class Unit:
                 )
 
     def _parse(self, path: str, text: str, data: bytes) -> _Parsed:
+        check_expression_size(text)
         try:
             tree = cst.parse_module(text)
         except cst.ParserSyntaxError as error:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
+from breakscan.lint.traverse import find_nodes
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"})
@@ -105,7 +106,7 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     for statement in module.body:
         _index_statement(index, statement, statement)
     if "compile" in text or "disable" in text:
-        module.visit(_CompileCallFinder(index))
+        _CompileCallFinder(index).run(module)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
     return index
 
@@ -168,7 +169,7 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
             info.methods[statement.name.value] = method
             index.functions[method.qualname] = method
             if _is_setup_method(statement.name.value):
-                statement.body.visit(_SelfAttributeCollector(index, info))
+                _SelfAttributeCollector(index, info).run(statement.body)
 
 
 def _is_setup_method(name: str) -> bool:
@@ -176,15 +177,22 @@ def _is_setup_method(name: str) -> bool:
     return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
 
 
-class _SelfAttributeCollector(cst.CSTVisitor):
+class _SelfAttributeCollector:
     """Records `self.x = Cls(...)`, `self.register_buffer("x", ...)` and `self.x = nn.Parameter(...)`."""
 
     def __init__(self, index: ModuleIndex, info: ClassInfo):
         self.index = index
         self.info = info
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # nested functions have their own `self`, if any
+    def run(self, body: cst.BaseSuite) -> None:
+        # Nested functions have their own `self`, if any.
+        for node in find_nodes(body, (cst.Assign, cst.AnnAssign, cst.Call), prune=(cst.FunctionDef,)):
+            if isinstance(node, cst.Assign):
+                self.visit_Assign(node)
+            elif isinstance(node, cst.AnnAssign):
+                self.visit_AnnAssign(node)
+            else:
+                self.visit_Call(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -219,33 +227,36 @@ class _SelfAttributeCollector(cst.CSTVisitor):
         self._record_classes(attr, value)
 
     def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
-        finder = _ConstructedClasses(self.index)
-        value.visit(finder)
-        if finder.classes:
-            self.info.attr_classes.setdefault(attr, set()).update(finder.classes)
+        classes = _constructed_classes(self.index, value)
+        if classes:
+            self.info.attr_classes.setdefault(attr, set()).update(classes)
 
 
-class _ConstructedClasses(cst.CSTVisitor):
+def _constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[str]:
     """Qualified names of capitalised callables in an expression: `nn.ModuleList([Block() ...])`."""
-
-    def __init__(self, index: ModuleIndex):
-        self.index = index
-        self.classes: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        name = dotted_name(node.func)
+    classes = set()
+    for call in find_nodes(value, (cst.Call,)):
+        name = dotted_name(call.func)
         if name and name.rsplit(".", 1)[-1][:1].isupper():
-            qualified = self.index.qualify(name)
+            qualified = index.qualify(name)
             if qualified:
-                self.classes.add(qualified)
+                classes.add(qualified)
+    return classes
 
 
-class _CompileCallFinder(cst.CSTVisitor):
+class _CompileCallFinder:
     """`torch.compile(fn)`, `torch.compile(Model())`, `f = torch.compiler.disable(g)` anywhere."""
 
     def __init__(self, index: ModuleIndex):
         self.index = index
         self.instances: dict[str, str] = {}  # variable -> qualified class it was built from
+
+    def run(self, module: cst.Module) -> None:
+        for node in find_nodes(module, (cst.Assign, cst.Call)):
+            if isinstance(node, cst.Assign):
+                self.visit_Assign(node)
+            else:
+                self.visit_Call(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

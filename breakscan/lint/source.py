@@ -11,6 +11,10 @@ from dataclasses import dataclass
 # (and segfault) long before it reports that, so we check first.
 MAX_BRACKET_DEPTH = 200
 MAX_FILE_BYTES = 50 * 1024 * 1024
+# libcst's parser is quadratic in the length of one operator chain (`a + a + ...`: 2,000 terms take
+# 20 s). Such chains only fit on very long lines, so only files with one are measured, with `ast`.
+LONG_LINE = 2000
+MAX_CHAIN = 400
 
 _BRACKETS = re.compile(rb"[()\[\]{}]")
 
@@ -85,3 +89,25 @@ def check_bracket_depth(data: bytes) -> None:
         raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
     except (RecursionError, MemoryError):
         raise SourceError("nesting too deep to analyse") from None
+
+
+def check_expression_size(text: str) -> None:
+    if max(map(len, text.splitlines()), default=0) <= LONG_LINE:
+        return
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
+    except (RecursionError, MemoryError):
+        raise SourceError("expression nested too deeply to analyse") from None
+    stack = [(tree, 0)]
+    while stack:
+        node, chain = stack.pop()
+        if chain > MAX_CHAIN:
+            raise SourceError(f"an operator chain longer than {MAX_CHAIN} terms; too large to analyse",
+                              getattr(node, "lineno", None))
+        for child in ast.iter_child_nodes(node):
+            grows = isinstance(child, (ast.BinOp, ast.Compare)) and isinstance(node, (ast.BinOp, ast.Compare))
+            stack.append((child, chain + 1 if grows else 0))

@@ -102,6 +102,7 @@ class RegionWalker(cst.CSTVisitor):
         self.result = FunctionResult()
         self.context = RegionContext(self)
         self.bindings: dict[str, v.Value] = dict(parameters)
+        self._memo: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
         self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
@@ -121,6 +122,14 @@ class RegionWalker(cst.CSTVisitor):
         return self.function.module.qualify(dotted, self.local_imports)
 
     def value(self, node: cst.BaseExpression) -> v.Value:
+        # Rules ask about every sub-expression; without the memo a long `a + b + ...` is quadratic.
+        key = id(node)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._compute_value(node)
+        return found
+
+    def _compute_value(self, node: cst.BaseExpression) -> v.Value:
         if isinstance(node, cst.Name):
             return self.bindings.get(node.value, v.OTHER)
         if isinstance(node, cst.Attribute):
@@ -229,7 +238,7 @@ class RegionWalker(cst.CSTVisitor):
     # -- bindings --------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: v.Value, source: cst.BaseExpression | None = None) -> None:
         if isinstance(target, cst.Name):
-            self.bindings[target.value] = value
+            self._set(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
             for position, element in enumerate(target.elements):
@@ -239,6 +248,10 @@ class RegionWalker(cst.CSTVisitor):
                     self.bind(element.value, self._element_of(value))
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
+
+    def _set(self, name: str, value: v.Value) -> None:
+        self.bindings[name] = value
+        self._memo.clear()
 
     @staticmethod
     def _element_of(value: v.Value) -> v.Value:
@@ -350,18 +363,18 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_function(self, node: cst.FunctionDef) -> bool:
         decorators = {self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators}
         if decorators & {"torch.compiler.disable", "torch._dynamo.disable"}:
-            self.bindings[node.name.value] = v.OTHER
+            self._set(node.name.value, v.OTHER)
             return False
         # A closure is traced when it is called; its parameters take what the enclosing code passes.
         for parameter in _all_params(node.params):
-            self.bindings[parameter.name.value] = v.TENSOR
+            self._set(parameter.name.value, v.TENSOR)
         node.body.visit(self)
-        self.bindings[node.name.value] = v.OTHER
+        self._set(node.name.value, v.OTHER)
         return False
 
     def _visit_lambda(self, node: cst.Lambda) -> bool:
         for parameter in _all_params(node.params):
-            self.bindings[parameter.name.value] = v.TENSOR
+            self._set(parameter.name.value, v.TENSOR)
         return True
 
     def _visit_class(self, node: cst.ClassDef) -> bool:
@@ -378,7 +391,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _after_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            self.bindings[node.target.value] = v.join(self.value(node.target), self.value(node.value))
+            self._set(node.target.value, v.join(self.value(node.target), self.value(node.value)))
 
     def _after_namedexpr(self, node: cst.NamedExpr) -> None:
         self.bind(node.target, self.value(node.value))
@@ -391,6 +404,7 @@ class RegionWalker(cst.CSTVisitor):
         for local, qualified in import_bindings(node, self.function.module.package):
             self.local_imports[local] = qualified
             self.bindings.pop(local, None)
+            self._memo.clear()
 
     def _after_return(self, node: cst.Return) -> None:
         if node.value is not None:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 
-from breakscan.model import Break, FileError, Finding, Report, TargetResult
+from dataclasses import asdict
+
+from breakscan.model import Break, Edit, FileError, Finding, Report, TargetResult, Verification
+from breakscan.report.graph import EXPORTERS, build_chain, chain_dict
 
 
 def finding_dict(finding: Finding) -> dict:
     fix = None
     if finding.fix is not None:
-        fix = {"summary": finding.fix.summary, "diff": finding.fix.diff}
+        fix = {"summary": finding.fix.summary, "diff": finding.fix.diff,
+               "edits": [edit_dict(e) for e in finding.fix.edits]}
     return {
         "rule": finding.rule,
         "name": finding.name,
@@ -30,6 +34,12 @@ def finding_dict(finding: Finding) -> dict:
     }
 
 
+def edit_dict(edit: Edit) -> dict:
+    span = edit.span
+    return {"line": span.line, "column": span.column, "end_line": span.end_line, "end_column": span.end_column,
+            "replacement": edit.replacement}
+
+
 def break_dict(item: Break) -> dict:
     return {
         "path": item.path,
@@ -44,7 +54,13 @@ def break_dict(item: Break) -> dict:
     }
 
 
-def target_dict(target: TargetResult) -> dict:
+def target_dict(target: TargetResult, findings: list[Finding] = (), graph_format: str | None = None) -> dict:
+    """`graph`: the target's chain of graphs and breaks (see report/graph.py); with a graph
+    format, also that picture as text under the format's name."""
+    chain = build_chain(target, list(findings))
+    graph = chain_dict(chain)
+    if graph_format:
+        graph[graph_format] = EXPORTERS[graph_format](chain)
     return {
         "name": target.name,
         "path": target.path,
@@ -58,6 +74,7 @@ def target_dict(target: TargetResult) -> dict:
         "breaks": [break_dict(b) for b in target.breaks],
         "wall_time": round(target.wall_time, 3),
         "torch": target.torch_version,
+        "graph": graph,
     }
 
 
@@ -65,12 +82,18 @@ def error_dict(error: FileError) -> dict:
     return {"path": error.path, "message": error.message, "line": error.line, "column": error.column}
 
 
-def report_dict(report: Report) -> dict:
-    return {
+def verification_dict(verification: Verification) -> dict:
+    targets = [{**asdict(t), "breaks_before": t.breaks_before, "breaks_after": t.breaks_after}
+               for t in verification.targets]
+    return {**asdict(verification), "targets": targets}
+
+
+def report_dict(report: Report, graph_format: str | None = None) -> dict:
+    data = {
         "breakscan": report.version,
         "torch": report.torch_version,
         "findings": [finding_dict(f) for f in report.findings],
-        "targets": [target_dict(t) for t in report.targets],
+        "targets": [target_dict(t, report.findings, graph_format) for t in report.targets],
         "errors": [error_dict(e) for e in report.errors],
         "warnings": [error_dict(w) for w in report.unused_suppressions],
         "summary": {
@@ -80,7 +103,10 @@ def report_dict(report: Report) -> dict:
             "targets": len(report.targets),
         },
     }
+    if report.verification is not None:
+        data["verify"] = verification_dict(report.verification)
+    return data
 
 
 def render(report: Report, options) -> str:
-    return json.dumps(report_dict(report), indent=2) + "\n"
+    return json.dumps(report_dict(report, options.graph_format), indent=2) + "\n"

@@ -1,33 +1,245 @@
-"""`--format text`: the terminal report, rendered with rich."""
+"""`--format text`: the terminal report, rendered with rich.
+
+Per file: a headline (findings, how many TorchDynamo confirmed, each target's graphs and breaks,
+torch and device), each target's chain of graphs and breaks as a tree, then the findings grouped
+by rule, each with a frame of the user's code, the call chain from the compiled root, and its fix.
+It closes with a table by rule. Without colour (`NO_COLOR`, pipes) it is plain text that reads at
+80 columns.
+"""
 
 from __future__ import annotations
 
 import io
+import os
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
-from breakscan.model import Report
+from breakscan.model import Finding, Report, Verification
+from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
+from breakscan.report.links import gb_url
+from breakscan.report.sources import source_lines
+from breakscan.report.summary import FileSection, Overview, call_chain, delta_text, overview, plural, rule_rows
+
+_CONTEXT = 2  # lines of code shown above a finding
+_CHAIN_HEAD, _CHAIN_TAIL = 12, 4  # a long chain shows its start and end
+_HINTS = 2
+_STATUS_STYLE = {"confirmed": "bold red", "dynamic-only": "bold magenta", "static-only": "yellow"}
 
 
 def render(report: Report, options) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=options.width, force_terminal=options.color, no_color=not options.color,
-                      highlight=False, soft_wrap=False)
+                      color_system="standard" if options.color else None, highlight=False, emoji=False,
+                      soft_wrap=False)
+    view = overview(report)
+    console.print(_banner(report))
     for error in report.errors:
         where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
         console.print(Text.assemble((where, "bold"), ": ", ("error", "bold red"), f": {error.message}"))
-    for finding in report.findings:
-        head = Text.assemble(
-            (f"{finding.path}:{finding.span.line}:{finding.span.column}", "bold"), " ",
-            (finding.rule, "bold red" if finding.severity == "error" else "bold yellow"), " ",
-            finding.message, (f"  [{finding.status}]", "dim"),
-        )
+    for section in view.sections:
+        _file_section(console, view, section, options)
+    if report.findings:
+        console.print()
+        console.print(_rule_table(report.findings))
+    if report.verification is not None:
+        _verification(console, report.verification)
+    if options.graph_format:
+        for chain in view.chains:
+            console.print(Text(f"\n{options.graph_format} graph of {chain.target.name}:", style="bold"))
+            console.print(Text(EXPORTERS[options.graph_format](chain).rstrip("\n")))
+    console.print(_para(Text(_closing(report), style="bold"), 0))
+    # rich pads some lines to the full width; trailing blanks only get in the way of pipes and diffs
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def _banner(report: Report) -> Text:
+    parts = [f"breakscan {report.version}"]
+    if report.torch_version:
+        parts.append(f"torch {report.torch_version}")
+    devices = sorted({t.device for t in report.targets if t.device})
+    if devices:
+        parts.append("on " + ", ".join(devices))
+    return Text(" · ".join(parts), style="bold")
+
+
+def _closing(report: Report) -> str:
+    confirmed = sum(f.status == "confirmed" for f in report.findings)
+    missed = sum(f.status == "dynamic-only" for f in report.findings)
+    return (f"{plural(len(report.findings), 'finding')} ({confirmed} confirmed, {missed} missed by the lint) · "
+            f"{plural(len(report.errors), 'error')} · {plural(report.files, 'file')} · "
+            f"{plural(len(report.targets), 'target')}")
+
+
+def _para(text: Text | str, indent: int = 2) -> Padding:
+    """A paragraph whose wrapped lines keep its indent."""
+    return Padding(text if isinstance(text, Text) else Text(text), (0, 0, 0, indent), expand=False)
+
+
+# -- one file --------------------------------------------------------------------------------
+def _file_section(console: Console, view: Overview, section: FileSection, options) -> None:
+    console.print()
+    console.rule(Text(section.path, style="bold"), align="left", characters="─")
+    counts = view.counts(section)
+    if counts.findings:
+        console.print(_para(f"{plural(counts.findings, 'finding')}: {counts.confirmed} confirmed by TorchDynamo, "
+                            f"{counts.lint_only} lint-only, {counts.missed} missed by the lint", 0))
+    for chain in section.chains:
+        console.print(_para(_target_headline(chain), 0))
+        if chain.nodes:
+            console.print(_chain_tree(chain))
+    findings = view.report.findings
+    for group in view.groups(section, options.max_per_rule):
+        console.print()
+        total = len(group.shown) + len(group.hidden)
+        console.print(Text.assemble((f"{group.rule} {group.name}", "bold"), f" · {plural(total, 'finding')}"))
+        for index in group.shown:
+            _finding(console, view, index)
+        if group.hidden:
+            lines = ", ".join(str(findings[i].line) for i in group.hidden[:12])
+            more = ", …" if len(group.hidden) > 12 else ""
+            console.print(Text(f"  … {len(group.hidden)} more at lines {lines}{more} "
+                               "(raise --max-per-rule to see them)", style="dim"))
+
+
+def _target_headline(chain: TargetChain) -> Text:
+    target = chain.target
+    text = Text.assemble(("target ", "dim"), (target.name, "bold"), ": ")
+    if target.status != "ok":
+        return text.append(f"{target.status}: {target.error or 'no details'}", style="bold red")
+    occurrences = sum(b.count for b in target.breaks)
+    text.append(f"{plural(len(target.graphs), 'graph')}, {plural(len(target.breaks), 'break')}")
+    if occurrences != len(target.breaks):
+        text.append(f" ({occurrences} occurrences)")
+    details = [target.device, f"torch {target.torch_version}" if target.torch_version else None,
+               f"{target.wall_time:.1f} s"]
+    return text.append("".join(f" · {d}" for d in details if d), style="dim")
+
+
+def _chain_tree(chain: TargetChain) -> Tree:
+    tree = Tree(Text(chain.target.name, style="bold"), guide_style="dim")
+    nodes = chain.nodes
+    if len(nodes) > _CHAIN_HEAD + _CHAIN_TAIL + 1:
+        skipped = nodes[_CHAIN_HEAD:-_CHAIN_TAIL]
+        graphs = sum(isinstance(n, GraphNode) for n in skipped)
+        breaks = sum(isinstance(n, BreakNode) for n in skipped)
+        gap = Text(f"… {plural(graphs, 'more graph')} and {plural(breaks, 'more break')} …", style="dim")
+        nodes = [*nodes[:_CHAIN_HEAD], gap, *nodes[-_CHAIN_TAIL:]]
+    for node in nodes:
+        tree.add(node if isinstance(node, Text) else _node_label(node))
+    return tree
+
+
+def _node_label(node) -> Text:
+    if isinstance(node, GraphNode):
+        label = Text(short_label(node), style="green")
+        if node.ops:
+            shown = ", ".join(node.ops[:6]) + (", …" if len(node.ops) > 6 else "")
+            label.append(f"  {shown}", style="dim")
+        return label
+    if isinstance(node, BreakNode):
+        label = Text(short_label(node), style="bold red")
+        if node.code:
+            label.append(f"  {node.code}", style="dim")
+        return label
+    return Text(short_label(node) + f": {node.why}", style="magenta")
+
+
+# -- one finding -----------------------------------------------------------------------------
+def _finding(console: Console, view: Overview, index: int) -> None:
+    finding = view.report.findings[index]
+    head = Text("  ")
+    head.append(f"{os.path.basename(finding.path)}:{finding.span.line}:{finding.span.column}", style="bold")
+    head.append(f"  {finding.severity}, ")
+    head.append(finding.status, style=_STATUS_STYLE[finding.status])
+    if finding.count > 1:
+        head.append(f" ×{finding.count}")
+    if finding.target:
+        head.append(f" in {finding.target}", style="dim")
+    console.print(head)
+    console.print(_para(finding.message))
+    brk = view.breaks.get(index)
+    chain = call_chain(finding, brk)
+    if chain:
+        console.print(_para(Text("chain: " + chain, style="dim"), 2))
+    console.print(_code_frame(finding))
+    for gb_id in finding.gb_ids or ((brk.gb_id,) if brk and brk.gb_id else ()):
+        console.print(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
+    if brk and finding.status == "dynamic-only":  # no rule explains it: Dynamo's own words
+        if brk.explanation:
+            console.print(_para(f"why: {brk.explanation}"))
+        for hint in brk.hints[:_HINTS]:
+            console.print(_para(f"hint: {hint}"))
+    if finding.fix is not None:
+        _fix(console, finding)
+
+
+def _code_frame(finding: Finding) -> Group:
+    """The finding's lines with two above, long lines cut at the edge; a one-line span underlined."""
+    lines = source_lines(finding.path)
+    span = finding.span
+    first, last = max(1, span.line - _CONTEXT), min(len(lines), span.end_line, span.line + 6)
+    width = len(str(last))
+    rows = []
+    for number in range(first, last + 1):
+        code, marked = lines[number - 1], span.line <= number <= span.end_line
+        gutter = Text(f"  {'❱' if marked else ' '} {number:>{width}} │ ", style="bold red" if marked else "dim")
+        rows.append(gutter + Text(code, style="" if marked else "dim"))
+        start = max(span.column, len(code) - len(code.lstrip()) + 1)  # a whole-line span: from the code
+        if marked and span.line == span.end_line and span.end_column > start:
+            carets = " " * (start - 1) + "^" * (span.end_column - start)
+            rows.append(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red"))
+    for row in rows:
+        row.no_wrap, row.overflow = True, "ellipsis"
+    return Group(*rows)
+
+
+def _fix(console: Console, finding: Finding) -> None:
+    fix = finding.fix
+    console.print(_para(Text.assemble(("fix: ", "bold green"), fix.summary)))
+    if not fix.diff:
+        return
+    for line in fix.diff.splitlines()[2:]:  # the ---/+++ header names the file shown above
+        style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim")
+        console.print(Text(f"    {line}", style=style, no_wrap=True, overflow="ellipsis"))
+
+
+def _verification(console: Console, verification: Verification) -> None:
+    console.print()
+    console.rule(Text(f"changes since {verification.baseline}", style="bold"), align="left", characters="─")
+    console.print(Text(f"findings: {verification.findings_before} → {verification.findings_after}"))
+    for delta in verification.targets:
+        head = Text(delta.name, style="bold")
+        if delta.graphs_before is None:
+            head.append(" (new target)", style="dim")
+        elif delta.graphs_after is None:
+            head.append(" (not run this time)", style="dim")
+        occurrences = (sum(b.before for b in delta.fixed + delta.remaining), sum(b.after for b in delta.new + delta.remaining))
+        head.append(f": graphs {_count(delta.graphs_before)} → {_count(delta.graphs_after)}, "
+                    f"breaks {delta.breaks_before} → {delta.breaks_after} "
+                    f"(occurrences {occurrences[0]} → {occurrences[1]})")
         console.print(head)
-        if len(finding.chain) > 1:
-            console.print(Text("  via " + " → ".join(finding.chain), style="dim"))
-        if finding.fix is not None:
-            console.print(Text(f"  fix: {finding.fix.summary}", style="green"))
-    console.print(Text(f"{len(report.findings)} finding(s), {len(report.errors)} error(s) in {report.files} file(s)",
-                       style="bold"))
-    return buffer.getvalue()
+        for label, style, items in (("fixed", "green", delta.fixed), ("new", "bold red", delta.new),
+                                    ("still", "yellow", delta.remaining)):
+            for item in items:
+                console.print(Text(f"  {label:<5} ", style=style) + Text(delta_text(item)))
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _rule_table(findings: list[Finding]) -> Table:
+    table = Table(title="findings by rule", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False)
+    table.add_column("rule")
+    table.add_column("name", overflow="fold")
+    for column in ("confirmed", "lint-only", "missed"):
+        table.add_column(column, justify="right")
+    for row in rule_rows(findings):
+        table.add_row(row.rule, row.name, str(row.confirmed), str(row.lint_only), str(row.missed))
+    return table

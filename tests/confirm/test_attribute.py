@@ -5,7 +5,14 @@ from __future__ import annotations
 import copy
 import os
 
-from breakscan.confirm.attribute import UserFiles, graph_infos, merge_breaks, qualified_name, real_function_name
+from breakscan.confirm.attribute import (
+    UserFiles,
+    graph_infos,
+    merge_breaks,
+    project_root,
+    qualified_name,
+    real_function_name,
+)
 from breakscan.confirm.capture import BreakEvent, GraphEvent, Region
 from breakscan.confirm.registry import load_registry
 from breakscan.model import Frame
@@ -27,6 +34,12 @@ def test_qualified_names_come_from_the_source():
     assert qualified_name(PATH, line_of("breaks.py", "HELPER_CALL"), "forward") == "HelperModel.forward"
     assert qualified_name(PATH, line_of("breaks.py", "HELPER_BREAK"), "helper") == "helper"
     assert qualified_name(PATH, 1, "<module>") == "<module>"
+
+
+def test_project_root_is_the_nearest_folder_with_a_marker(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg" / "models").mkdir(parents=True)
+    assert project_root(str(tmp_path / "pkg" / "models" / "m.py")) == str(tmp_path)
 
 
 def test_user_files_exclude_stdlib_torch_and_installed_packages():

@@ -9,7 +9,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from breakscan.confirm.capture import SUPPORTED_TORCH, capturing, parse_message  # noqa: E402
+from breakscan.confirm.capture import (  # noqa: E402
+    SUPPORTED_TORCH,
+    capturing,
+    original_callable,
+    parse_message,
+)
 
 
 def test_installed_torch_is_the_supported_version():
@@ -27,7 +32,9 @@ def test_hooked_signatures_are_the_expected_ones():
     assert params(convert_frame.ConvertFrameAssert.__call__)[:2] == ["self", "frame"]
     assert params(output_graph.OutputGraph.call_user_compiler) == ["self", "gm", "example_inputs"]
     exc = torch._dynamo.exc.Unsupported("m", gb_type="t")
-    assert (exc.gb_type, exc.logged, hasattr(exc, "real_stack")) == ("t", False, True)
+    assert (exc.gb_type, exc.logged, exc.skip_frame, hasattr(exc, "real_stack")) == ("t", False, False, True)
+    assert callable(torch._guards.TracingContext.extract_stack)
+    assert callable(torch._dynamo.guards.profile_guard_manager)
 
 
 def _sum_item(x):
@@ -54,6 +61,28 @@ def test_every_occurrence_graphs_and_frame_skips_are_captured():
     assert [g.ops for g in capture.graphs] == [("mul", "sum")]
     assert capture.graphs[0].op_stacks[0][-1].function == "_sum_item"
     assert item.region.function == "_sum_item" and loop.region.function == "_loop"
+
+
+def _generator(x):
+    yield x + 1
+
+
+def test_a_frame_refused_before_tracing_is_captured_too():
+    # Raised in convert_frame, not the translator: it never reaches log_graph_break.
+    torch._dynamo.reset()
+    with capturing() as capture:
+        list(torch.compile(_generator, backend="eager")(torch.randn(2)))
+    torch._dynamo.reset()
+    (brk,) = capture.breaks
+    assert (brk.gb_type, brk.skips_frame, brk.stack[-1].function) == (
+        "Attempt to trace generator", True, "_generator")
+
+
+def test_original_callable_unwraps_compiled_targets():
+    module = torch.nn.Linear(1, 1)
+    assert original_callable(torch.compile(module)) is module
+    assert original_callable(torch.compile(_loop)) is _loop
+    assert original_callable(_loop) is _loop
 
 
 def test_hooks_are_removed_after_the_block():

@@ -29,7 +29,8 @@ def test_declared_dict_gives_one_spec_per_entry_in_order():
 def test_declared_pairs_accept_none_inputs():
     specs, _ = discover_targets(fixture("pairs.py"))
     assert [(s.entry, s.inputs) for s in specs] == [
-        ("Tiny()", None), ("Tiny(6)", "torch.randn(3, 6)"), ("double", "torch.randn(2)")]
+        ("Tiny()", None), ("Tiny(6)", "torch.randn(3, 6)"), ("double", "torch.randn(2)"),
+        ("torch.compile(double)", "torch.randn(2)")]
 
 
 def test_declaration_wins_over_zero_setup():
@@ -40,6 +41,16 @@ def test_declaration_wins_over_zero_setup():
         BREAKSCAN_TARGETS = {"fn": "torch.randn(2)"}
     """)
     assert [s.entry for s in specs] == ["fn"]
+
+
+def test_empty_declaration_opts_out_of_zero_setup():
+    specs, note = _discover("""
+        from torch import nn
+        class A(nn.Module):
+            pass
+        BREAKSCAN_TARGETS = {}
+    """)
+    assert (specs, note) == ([], None)
 
 
 def test_malformed_declaration_explains_the_format():

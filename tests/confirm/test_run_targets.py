@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import pytest
 
 from breakscan.confirm import discover_targets, run_targets
 from breakscan.model import TargetResult, TargetSpec
-from tests.confirm.helpers import fixture, line_of, same_file
+from tests.confirm.helpers import FIXTURES, fixture, line_of, same_file
 
 
 def _entry(name: str, entry: str, inputs: str = "torch.randn(3)") -> TargetSpec:
@@ -30,8 +31,10 @@ SPECS = [
     *_declared("no_breaks.py"),
     _entry("import_error.py", "fn"),
     _entry("failures.py", "raises"),
+    _entry("failures.py", "dynamo_error"),
     _entry("failures.py", "segfaults"),
     _entry("failures.py", "noisy"),
+    _entry("failures.py", "reads_stdin"),
     _entry("failures.py", "aborts"),
     replace(_entry("failures.py", "noisy"), name="noisy after a crash"),  # a fresh worker
 ]
@@ -125,6 +128,15 @@ def test_declared_pairs_with_synthesised_and_explicit_inputs(results):
     assert results["pairs.py", "double"].status == "ok"
 
 
+def test_an_already_compiled_entry_is_confirmed_as_the_original(results):
+    result = results["pairs.py", "torch.compile(double)"]
+    assert (result.status, result.graph_count, result.graphs[0].ops) == ("ok", 1, ("mul",))
+
+
+def test_nothing_is_written_into_the_user_tree(results):
+    assert not os.path.exists(os.path.join(FIXTURES, "__pycache__"))
+
+
 @pytest.mark.parametrize("label", ["LinearNet()", "ConvNet()", "EmbedNet()", "Conv1dNet()",
                                    "Conv3dNet()", "NormNet()"])
 def test_zero_setup_inputs_come_from_the_first_layer(results, label):
@@ -159,6 +171,13 @@ def test_exception_in_forward_fails_with_the_user_line(results):
     assert result.error.endswith(f"failures.py:{line_of('failures.py', 'FORWARD_RAISE')})")
 
 
+def test_dynamo_error_fails_with_the_user_line_it_was_tracing(results):
+    result = results["failures.py", "dynamo_error"]
+    assert result.status == "failed"
+    assert result.error.startswith("InternalTorchDynamoError: ")
+    assert result.error.endswith(f"failures.py:{line_of('failures.py', 'DYNAMO_ERROR')})")
+
+
 def test_segfault_is_crashed_with_signal_and_user_line(results):
     result = results["failures.py", "segfaults"]
     assert result.status == "crashed"
@@ -173,7 +192,7 @@ def test_abort_is_crashed_with_signal(results):
     assert f"failures.py:{line_of('failures.py', 'ABORT')}" in result.error
 
 
-@pytest.mark.parametrize("label", ["noisy", "noisy after a crash"])
+@pytest.mark.parametrize("label", ["noisy", "reads_stdin", "noisy after a crash"])
 def test_user_output_does_not_corrupt_the_protocol_and_workers_restart(results, label):
     result = results["failures.py", label]
     assert result.status == "ok" and result.graph_break_count >= 1

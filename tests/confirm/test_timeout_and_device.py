@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import time
 
 import pytest
 
@@ -17,12 +16,11 @@ def _spec(entry: str):
 
 
 def test_a_hanging_target_times_out_and_the_next_one_still_runs():
-    started = time.monotonic()
     hang, after = run_targets([_spec("hangs"), _spec("noisy")], timeout=5)
     assert hang.status == "timeout"
     assert hang.error == "did not finish within 5 s"
+    assert 5 <= hang.wall_time < 15  # the target's time, not the worker's start
     assert after.status == "ok"
-    assert time.monotonic() - started < 40
 
 
 def _cuda_available() -> bool:

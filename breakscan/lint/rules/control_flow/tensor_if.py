@@ -41,6 +41,27 @@ class TensorIf(Rule):
                     return x * 2
                 return x - 1
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if x.shape[0] > 16:
+                    return x
+                elif not (x > 0).any():  # break
+                    return x - 1
+                return x * 2
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x, mask=None):
+                    if mask is not None and mask.any():  # break
+                        x = x.masked_fill(mask, 0.0)
+                    return x * 2
+        """, entry="Model()", inputs="(torch.randn(8), torch.randn(8) > 0)"),
     )
     valid = (
         Example("""
@@ -59,6 +80,18 @@ class TensorIf(Rule):
             def fn(x):
                 return torch.where(x.sum() > 0, x * 2, x - 1)
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x, mask=None):
+                    if mask is not None and x.dim() == 1:
+                        x = x.masked_fill(mask, 0.0)
+                    if self.training:
+                        x = x * 2
+                    return x
+        """, entry="Model()"),
     )
 
     def on_If(self, node: cst.If, ctx) -> None:

@@ -40,6 +40,23 @@ class TensorItem(Rule):
                 scale = x.abs().max().item()  # break
                 return x / scale
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if (x > 0).sum().item() > 2:  # break
+                    return x * 2
+                return x
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x * x.norm().item() + x.mean()  # break
+        """, entry="Model()"),
     )
     valid = (
         Example("""

@@ -1,0 +1,3 @@
+from breakscan.cli import entry_point
+
+entry_point()

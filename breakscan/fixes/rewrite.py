@@ -1,0 +1,62 @@
+"""What a suggester returns, and how it becomes a `Fix`: the edits applied to the user's text,
+checked to still parse, and shown as a unified diff."""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+import libcst as cst
+
+from breakscan.fixes.edits import apply_edits, unified_diff
+from breakscan.fixes.source import SourceModule
+from breakscan.model import Edit, Fix
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    summary: str
+    edits: tuple[Edit, ...]
+    # A single-node rewrite shown to keep behaviour: offered as exact edits (LSP, SARIF fixes).
+    safe: bool = False
+
+
+def to_fix(src: SourceModule, rewrite: Rewrite) -> Fix | None:
+    after = apply_edits(src.text, rewrite.edits)
+    try:
+        ast.parse(after)
+    except SyntaxError:  # a suggester's bug must not reach the user as a broken diff
+        return None
+    before = src.text if src.text.endswith("\n") else src.text + "\n"
+    after = after if after.endswith("\n") else after + "\n"
+    shown = src.path if os.path.isabs(src.path) else None
+    diff = unified_diff(src.path, before, after) if shown is None else _absolute_diff(shown, before, after)
+    return Fix(rewrite.summary, diff, rewrite.edits if rewrite.safe else ())
+
+
+def _absolute_diff(path: str, before: str, after: str) -> str:
+    """`a/` and `b/` prefixes only make sense on relative paths."""
+    diff = unified_diff(path, before, after)
+    return diff.replace(f"--- a/{path}", f"--- {path}", 1).replace(f"+++ b/{path}", f"+++ {path}", 1)
+
+
+def replace_node(src: SourceModule, node: cst.CSTNode, text: str) -> Edit:
+    return Edit(src.span(node), text)
+
+
+def replace_lines(src: SourceModule, node: cst.CSTNode, text: str) -> Edit:
+    """Replace the whole lines of `node` (a statement) by `text` (whole lines, newline-ended)."""
+    return Edit(src.line_range(node), text)
+
+
+def remove_statement(src: SourceModule, statement: cst.BaseStatement) -> Edit:
+    """Delete a statement's lines; a block left empty gets `pass`."""
+    block = src.parent(statement)
+    alone = isinstance(block, cst.IndentedBlock) and len(block.body) == 1
+    line = src.span(statement).line
+    return replace_lines(src, statement, f"{src.indent(line)}pass\n" if alone else "")
+
+
+def indented(lines: list[str], indent: str) -> str:
+    return "".join(f"{indent}{line}\n" if line else "\n" for line in lines)

@@ -1,0 +1,19 @@
+"""Which receivers of a tensor-only method or attribute are worth flagging."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from breakscan.lint import values as v
+
+
+def may_be_tensor(node: cst.BaseExpression, ctx) -> bool:
+    """A tensor, or a value the inference does not know (a loop variable over `parameters()`):
+    `backward`, `retain_grad`, `requires_grad` exist on tensors only. Modules, `self` and names
+    of classes or modules (`MyFunction.backward(ctx, g)`) are not tensors."""
+    value = ctx.value(node)
+    if value in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
+        return True
+    if value != v.OTHER:
+        return False
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and ctx.qualname(node) is None

@@ -1,0 +1,102 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.dynamic_shapes._ops import op_call
+
+# Each output's length is the number of nonzero (True) elements of the input.
+NONZERO_OPS = frozenset({"nonzero", "argwhere", "masked_select", "where"})
+
+
+class Nonzero(Rule):
+    id = "BS301"
+    name = "nonzero"
+    gb_ids = ("GB0036",)
+    message = "the output size depends on how many elements are nonzero: the graph breaks here"
+    fix_hint = "use torch.nonzero_static(x, size=...), the 3-argument torch.where, or masked_fill/multiply by the mask"
+    docs = """
+    ## What it does
+    Flags `torch.nonzero` / `Tensor.nonzero` (also `as_tuple=True`), `torch.argwhere`,
+    `torch.masked_select` and the one-argument `torch.where(condition)` in compiled code.
+
+    ## Why is this bad?
+    The length of their result is the number of nonzero (True) elements of the input, which is
+    only known at run time. With the default `capture_dynamic_output_shape_ops=False`, TorchDynamo
+    ends the graph at the call, runs it eagerly and starts a new graph after it
+    (GB0036 "Dynamic shape operator"). `fullgraph=True` turns the capture on silently, so passing
+    under `fullgraph=True` does not mean the default compile is break-free.
+
+    ## Example
+    ```python
+    idx = torch.nonzero(scores > 0.5).squeeze(1)
+    return boxes[idx]
+    ```
+
+    ## Use instead
+    ```python
+    keep = (scores > 0.5).unsqueeze(1)
+    return torch.where(keep, boxes, torch.zeros_like(boxes))   # fixed shape, masked rows zeroed
+    ```
+    When an index list is needed, `torch.nonzero_static(x, size=k, fill_value=-1)` has a fixed
+    size; or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the backend must
+    then handle unbacked sizes).
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                idx = torch.nonzero(x > 0).squeeze(1)  # break
+                return x[idx] * 2
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                rows = (x > 0).nonzero(as_tuple=True)[0]  # break
+                return rows + 1
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                positive = torch.where(x > 0)[0]  # break
+                return positive * 2
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                picked = torch.masked_select(x, x > 0)  # break
+                return picked.sum() + torch.argwhere(x).sum()  # break
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                return torch.where(x > 0, x, torch.zeros_like(x)) * 2
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                idx = torch.nonzero_static(x > 0, size=4, fill_value=0)
+                return x.masked_fill(x > 0, 0.0) + idx.sum()
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        call = op_call(node, ctx, NONZERO_OPS)
+        if call is None:
+            return
+        # Only the one-argument `torch.where(condition)` lists indices; with x/y it selects elementwise.
+        if call.name == "where" and (len(call.positional) + len(call.keywords) != 1 or not call.complete):
+            return
+        ctx.report(self, node)

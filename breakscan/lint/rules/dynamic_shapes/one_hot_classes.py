@@ -1,0 +1,77 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.dynamic_shapes._ops import op_call
+
+
+class OneHotClasses(Rule):
+    id = "BS306"
+    name = "one-hot-inferred-classes"
+    gb_ids = ("GB0246", "GB0033")
+    message = "`one_hot` without `num_classes` sizes its output from the data: the graph breaks here"
+    fix_hint = "pass num_classes=<int> (the number of classes is a model constant)"
+    docs = """
+    ## What it does
+    Flags `torch.nn.functional.one_hot(t)` with no `num_classes` or with `num_classes=-1`.
+
+    ## Why is this bad?
+    Without a class count, `one_hot` makes `t.max() + 1` columns, a size known only at run time.
+    TorchDynamo ends the graph at the call and runs it eagerly (GB0246 when the argument is
+    missing, GB0033 "Data dependent operator" for `num_classes=-1`).
+
+    ## Example
+    ```python
+    target = F.one_hot(labels).float()
+    ```
+
+    ## Use instead
+    ```python
+    target = F.one_hot(labels, num_classes=self.num_classes).float()
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def fn(x):
+                labels = (x.abs() * 3).long()
+                return F.one_hot(labels).float() * 2  # break
+        """),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def fn(x):
+                labels = (x.abs() * 3).long()
+                return F.one_hot(labels, num_classes=-1).sum(0) + 1  # break
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            NUM_CLASSES = 10
+
+            @torch.compile
+            def fn(x):
+                labels = (x.abs() * 3).long().clamp(max=9)
+                return F.one_hot(labels, NUM_CLASSES).float() + F.one_hot(labels, num_classes=10)
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        call = op_call(node, ctx, frozenset({"one_hot"}))
+        if call is None or not call.complete:
+            return
+        classes = call.positional[1] if len(call.positional) > 1 else call.keywords.get("num_classes")
+        if classes is None or _is_minus_one(classes):
+            ctx.report(self, node)
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+            and isinstance(node.expression, cst.Integer) and node.expression.value == "1")

@@ -1,0 +1,146 @@
+import libcst as cst
+
+from breakscan.lint.index import DISABLE_NAMES
+from breakscan.lint.rule import Example, Rule
+
+
+class DisabledCall(Rule):
+    id = "BS902"
+    name = "disabled-call"
+    gb_ids = ("GB0098", "GB0099", "GB0007")
+    message = "this function is excluded from compilation (torch.compiler.disable): calling it breaks the graph"
+    fix_hint = "keep disabled code out of hot paths, or make it traceable (torch.library.custom_op for opaque kernels)"
+    docs = """
+    ## What it does
+    Flags, in compiled code, calls to functions and methods decorated with
+    `@torch.compiler.disable` / `@torch._dynamo.disable` (with or without arguments), calls to
+    module-level wrappers `f = torch.compiler.disable(g)`, calls to submodules whose `forward`
+    is disabled, inline `torch.compiler.disable(g)(x)`, and nested functions decorated inside the
+    compiled code.
+
+    ## Why is this bad?
+    A disabled function is a deliberate hole in the graph: TorchDynamo ends the graph at the
+    call, runs the function eagerly and starts a new graph after it (GB0098 "Skip calling
+    `torch.compiler.disable()`d function"; GB0099 for `recursive=False` and for disabled methods
+    reached through `self`). Applying `torch.compiler.disable` inside compiled code is itself
+    skipped (GB0007).
+
+    ## Example
+    ```python
+    @torch.compiler.disable
+    def log_stats(t):
+        ...
+
+    def forward(self, x):
+        y = self.block(x)
+        log_stats(y)
+        return y
+    ```
+
+    ## Use instead
+    Call disabled helpers outside the compiled function, or wrap opaque kernels with
+    `torch.library.custom_op` so they become one node in the graph instead of a break.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compiler.disable
+            def log_stats(t):
+                return t.mean()
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                log_stats(y)  # break
+                return y + 1
+        """),
+        Example("""
+            import torch
+
+            def reference_kernel(t):
+                return t.cumsum(0)
+
+            eager_kernel = torch.compiler.disable(reference_kernel)
+
+            class Model(torch.nn.Module):
+                @torch._dynamo.disable(recursive=False)
+                def gather(self, x):
+                    return x.flip(0)
+
+                def forward(self, x):
+                    y = eager_kernel(x)  # break
+                    return self.gather(y) * 2  # break
+        """, entry="Model()"),
+        Example("""
+            import torch
+
+            def reference_kernel(t):
+                return t.cumsum(0)
+
+            @torch.compile
+            def fn(x):
+                @torch.compiler.disable  # break
+                def dump(t):
+                    return t.sum()
+
+                y = torch.compiler.disable(reference_kernel)(x)  # break
+                dump(y)  # break
+                return y + 1
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compiler.allow_in_graph
+            def scale(t):
+                return t * 2
+
+            @torch.compiler.disable
+            def log_stats(t):
+                return t.mean()
+
+            @torch.compile
+            def fn(x):
+                hook = log_stats
+                return scale(x) + 1
+        """),
+    )
+
+    def __init__(self) -> None:
+        self._walk = None
+        self._nested: set[str] = set()
+
+    def _nested_disabled(self, ctx) -> set[str]:
+        if self._walk is not ctx:  # one context per walk of a function
+            self._walk = ctx
+            self._nested = set()
+        return self._nested
+
+    def on_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
+        # Only nested definitions reach rules: the walker visits a root's body, not its `def`.
+        for decorator in node.decorators:
+            expression = decorator.decorator
+            if ctx.qualname(expression.func if isinstance(expression, cst.Call) else expression) in DISABLE_NAMES:
+                self._nested_disabled(ctx).add(node.name.value)
+                ctx.report(self, decorator, "applying torch.compiler.disable inside compiled code is skipped (GB0007): the graph breaks here")
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Call) and ctx.qualname(func.func) in DISABLE_NAMES:
+            ctx.report(self, node)  # torch.compiler.disable(g)(x)
+        elif isinstance(func, cst.Name) and func.value in self._nested_disabled(ctx):
+            ctx.report(self, node)
+        elif _calls_disabled(node, ctx):
+            ctx.report(self, node)
+
+
+def _calls_disabled(node: cst.Call, ctx) -> bool:
+    callee = ctx.callee(node)
+    if callee is not None:
+        return callee.disabled
+    # `f = torch.compiler.disable(g)` at module level: `f` is a variable, which the index does not
+    # qualify (ctx.qualname gives None), so look its dotted name up directly.
+    func = node.func
+    return isinstance(func, cst.Name) and f"{ctx.module.name}.{func.value}" in ctx.module.disabled_names

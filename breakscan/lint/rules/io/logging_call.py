@@ -1,0 +1,95 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.io._debug import SkipsDebugBranches
+
+# The module-level shortcuts of the stdlib `logging` module that log through the root logger.
+LOGGING_FUNCTIONS = frozenset(
+    f"logging.{name}" for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+)
+
+
+class LoggingCall(SkipsDebugBranches, Rule):
+    id = "BS402"
+    name = "logging-module-call"
+    gb_ids = ("GB4841", "GB0007", "GB6215")
+    message = "calls into the `logging` module cannot be traced: the graph breaks here"
+    fix_hint = "log outside the compiled code, or add the function to torch._dynamo.config.reorderable_logging_functions"
+    docs = """
+    ## What it does
+    Flags the `logging` module's own functions in compiled code: `logging.info(...)`,
+    `logging.debug`, `logging.warning`, `logging.warn`, `logging.error`, `logging.exception`,
+    `logging.critical`, `logging.fatal`, `logging.log`, and `logging.getLogger(name)`.
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+
+    ## Why is this bad?
+    TorchDynamo traces into the logging machinery and fails there, whether or not the level is
+    enabled: `logging.info(...)` breaks with GB4841 "Unsupported python_type() call",
+    `logging.warn` with GB0007 (it calls `warnings.warn`), and `logging.getLogger(name)` with
+    GB6215. By default the graph ends at the call and a new one starts after it.
+
+    ## Example
+    ```python
+    logging.info("batch of %d", x.shape[0])
+    ```
+
+    ## Use instead
+    Log before calling the compiled function, or let TorchDynamo defer the call until after the
+    graph has run (no break):
+    ```python
+    torch._dynamo.config.reorderable_logging_functions.add(logging.info)   # once, at start-up
+    ```
+    (`ignore_logging_functions.add(logging.info)` also removes the break, but drops the message.)
+    `logging.getLogger(name)` belongs at module level: `logger = logging.getLogger(__name__)`.
+    """
+    invalid = (
+        Example("""
+            import logging
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                logging.info("batch of %d", x.shape[0])  # break
+                return y + 1
+        """),
+        Example("""
+            import logging
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                logging.warning("large input")  # break
+                return y + 1
+        """),
+    )
+    valid = (
+        Example("""
+            import logging
+            import torch
+
+            @torch.compile
+            def fn(x):
+                level = logging.INFO
+                return x * level
+        """),
+        Example("""
+            import logging
+            import torch
+
+            DEBUG = False
+
+            @torch.compile
+            def fn(x):
+                if DEBUG:
+                    logging.debug("input %s", x.shape)
+                return x * 2
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        qualified = ctx.qualname(node.func)
+        if qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args):
+            if not self.in_debug_branch(node):
+                ctx.report(self, node)

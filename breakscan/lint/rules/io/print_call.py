@@ -1,0 +1,95 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.io._debug import SkipsDebugBranches
+
+
+class PrintCall(SkipsDebugBranches, Rule):
+    id = "BS401"
+    name = "print-call"
+    gb_ids = ("GB0059",)
+    message = "`print` cannot be traced: the graph breaks here, even for a constant string"
+    fix_hint = "remove it, move it out of the compiled code, or set torch._dynamo.config.reorderable_logging_functions = {print}"
+    docs = """
+    ## What it does
+    Flags every `print(...)` call in compiled code, whatever it prints (`print("step")`
+    breaks as much as `print(x)`). Calls under an `if self.verbose:` / `if debug:` flag are left
+    alone: with the flag off, TorchDynamo never traces them.
+
+    ## Why is this bad?
+    TorchDynamo cannot put a side effect on stdout into a graph. By default it ends the graph at
+    the call, runs `print` eagerly and starts a new graph after it (GB0059 "Failed to trace
+    builtin operator"). Inside a loop or a `try` block the whole function is skipped instead.
+
+    ## Example
+    ```python
+    h = self.encoder(x)
+    print("encoded", h.shape)
+    return self.head(h)
+    ```
+
+    ## Use instead
+    ```python
+    torch._dynamo.config.reorderable_logging_functions.add(print)   # once, at start-up
+    ```
+    With `print` registered, TorchDynamo records the call and replays it after the graph runs
+    (tensor arguments print their final values), without a break. Or drop the print, or move it
+    out of the compiled function.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                print("doubled")  # break
+                return y + 1
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    print(h.shape, h.mean())  # break
+                    return h.relu()
+        """, entry="Model()", inputs="torch.randn(2, 8)"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            def report(x):
+                print(x.shape)
+
+            @torch.compile
+            def fn(x):
+                return x * 2
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self, verbose=False):
+                    super().__init__()
+                    self.verbose = verbose
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    if self.verbose:
+                        print("hidden", h.shape)
+                    return h.relu()
+        """, entry="Model()", inputs="torch.randn(2, 8)"),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualname(node.func) == "builtins.print" and not self.in_debug_branch(node):
+            ctx.report(self, node)

@@ -1,0 +1,73 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.io._debug import SkipsDebugBranches
+
+STDIO_CALLS = frozenset(
+    f"sys.{stream}.{method}" for stream in ("stdout", "stderr", "__stdout__", "__stderr__")
+    for method in ("write", "writelines", "flush")
+)
+
+
+class StdioWrite(SkipsDebugBranches, Rule):
+    id = "BS405"
+    name = "stdio-write"
+    gb_ids = ("GB0156",)
+    message = "writing to `sys.stdout`/`sys.stderr` cannot be traced: the graph breaks here"
+    fix_hint = "write outside the compiled code (after the compiled call returns)"
+    docs = """
+    ## What it does
+    Flags `sys.stdout.write(...)`, `sys.stderr.write(...)`, their `writelines` and `flush`
+    in compiled code. Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+
+    ## Why is this bad?
+    A file object's methods are opaque to TorchDynamo: the graph ends at the call, the call runs
+    eagerly and a new graph starts after it (GB0156 "Unsupported method call").
+
+    ## Example
+    ```python
+    sys.stderr.write(f"step {step}\\n")
+    ```
+
+    ## Use instead
+    Report progress from the training loop, outside the compiled function.
+    """
+    invalid = (
+        Example("""
+            import sys
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                sys.stdout.write("forward\\n")  # break
+                return y + 1
+        """),
+        Example("""
+            import torch
+            from sys import stderr
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                stderr.flush()  # break
+                return y + 1
+        """),
+    )
+    valid = (
+        Example("""
+            import sys
+            import torch
+
+            @torch.compile
+            def fn(x):
+                return x * 2
+
+            def main():
+                sys.stdout.write(str(fn(torch.ones(2)).shape))
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualname(node.func) in STDIO_CALLS and not self.in_debug_branch(node):
+            ctx.report(self, node)

@@ -1,0 +1,136 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+
+TO_STRING_BUILTINS = frozenset({"builtins.str", "builtins.repr", "builtins.ascii"})
+TO_STRING_DUNDERS = frozenset({"__repr__", "__str__"})
+
+
+class TensorToString(Rule):
+    id = "BS407"
+    name = "tensor-to-string"
+    gb_ids = ("GB0059", "GB0569", "GB0208", "GB0088", "GB0033")
+    message = "turning a tensor into text needs its values: the graph breaks here"
+    fix_hint = "format shapes/dtypes instead of values, or build the text outside the compiled code"
+    docs = """
+    ## What it does
+    Flags conversions of tensor *values* to text in compiled code: `str(x)`, `repr(x)`,
+    `x.__repr__()`, `"%s" % x` / `"%.3f" % loss`, and f-string conversions `f"{x!r}"` /
+    `f"{x!s}"`. Text from metadata (`str(x.shape)`, `f"{x.dtype}"`) is fine and not flagged,
+    nor is text built only for an exception or an `assert` message, which is never formatted
+    unless it fails.
+
+    ## Why is this bad?
+    The string depends on the tensor's data, which does not exist while tracing.
+    `str(x)` breaks with GB0059, `repr(x)` with GB0569 "repr() on tensor", `x.__repr__()` with
+    GB0208; `%`-formatting (GB0208, GB0059, GB0088, GB0033) and `f"{x!r}"` cannot even resume:
+    TorchDynamo skips the whole function and runs it eagerly.
+
+    ## Example
+    ```python
+    tag = "scores=%s" % scores
+    ```
+
+    ## Use instead
+    ```python
+    tag = f"scores shape={tuple(scores.shape)}"
+    ```
+    Or return the tensor and format it after the compiled call.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                label = str(y.sum())  # break
+                return y + len(label)
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                text = repr(y)  # break
+                return y + 1, text
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                summary = "max=%.3f" % y.max()  # break
+                return y + 1, summary
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                label = str(tuple(y.shape)) + repr(y.dtype) + "n=%d" % y.shape[0]
+                return y + len(label)
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if x.dim() != 1:
+                    raise ValueError("expected a vector, got " + str(x))
+                assert x.shape[0] > 0, repr(x)
+                return x * 2
+        """),
+    )
+
+    def __init__(self) -> None:
+        # Expressions that are only evaluated when an exception is raised or an assert fails.
+        self.on_failure: set[int] = set()
+
+    def on_Raise(self, node: cst.Raise, ctx) -> None:
+        if node.exc is not None:
+            node.exc.visit(_Ids(self.on_failure))
+
+    def on_Assert(self, node: cst.Assert, ctx) -> None:
+        if node.msg is not None:
+            node.msg.visit(_Ids(self.on_failure))
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if id(node) in self.on_failure:
+            return
+        func = node.func
+        if ctx.qualname(func) in TO_STRING_BUILTINS and len(node.args) == 1 and _holds_tensor(node.args[0].value, ctx):
+            ctx.report(self, node)
+        elif (isinstance(func, cst.Attribute) and func.attr.value in TO_STRING_DUNDERS and not node.args
+              and ctx.value(func.value) == v.TENSOR):
+            ctx.report(self, node)
+
+    def on_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        if (id(node) not in self.on_failure and isinstance(node.operator, cst.Modulo)
+                and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and _holds_tensor(node.right, ctx)):
+            ctx.report(self, node)
+
+    def on_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
+        # `f"{x}"` and `f"{x:.3f}"` are traced; only the explicit !r / !s / !a conversions break.
+        if id(node) not in self.on_failure and node.conversion is not None and ctx.value(node.expression) == v.TENSOR:
+            ctx.report(self, node)
+
+
+def _holds_tensor(node: cst.BaseExpression, ctx) -> bool:
+    """A tensor, or a tuple/list holding one (`"%s %s" % (x, y)`, `str([x])`)."""
+    return ctx.value(node) in (v.TENSOR, v.TENSORS)
+
+
+class _Ids(cst.CSTVisitor):
+    def __init__(self, ids: set[int]) -> None:
+        self.ids = ids
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ids.add(id(node))
+        return True

@@ -1,0 +1,80 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+class ParameterConstruction(Rule):
+    id = "BS802"
+    name = "parameter-construction"
+    gb_ids = ("GB0264",)
+    message = "`nn.Parameter(...)` cannot be constructed inside compiled code: the graph breaks here"
+    fix_hint = "create the parameter in __init__ (or register a buffer there) and only use it in forward"
+    docs = """
+    ## What it does
+    Flags `nn.Parameter(...)` constructed in compiled code, including
+    `self.register_parameter(name, nn.Parameter(...))` and `self.w = nn.Parameter(...)` in
+    `forward`.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 does not trace the Parameter constructor by default (GB0264 "Attempted to
+    use `torch.nn.Parameter()` constructor with Dynamo"): the graph ends there. A parameter
+    created in `forward` is also new on every call and is never seen by the optimizer.
+    `self.register_buffer(...)` of a plain tensor in `forward` is traced and not flagged.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        if self.scale is None:
+            self.scale = nn.Parameter(torch.ones(x.shape[-1]))
+        return x * self.scale
+    ```
+
+    ## Use instead
+    ```python
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(dim))
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Model(nn.Module):
+                def forward(self, x):
+                    y = x.tanh()
+                    scale = nn.Parameter(torch.ones(8))  # break
+                    return y * scale
+        """, entry="Model()"),
+        Example("""
+            import torch
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    y = x + 1
+                    self.register_parameter("gain", torch.nn.Parameter(torch.ones(8)))  # break
+                    return y * self.gain
+        """, entry="Model()"),
+    )
+    valid = (
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = nn.Parameter(torch.ones(8))
+
+                def forward(self, x):
+                    self.register_buffer("last", x.detach(), persistent=False)
+                    return x * self.scale
+        """, entry="Model()"),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualname(node.func) in PARAMETER_CLASSES:
+            ctx.report(self, node)

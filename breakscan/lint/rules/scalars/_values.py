@@ -1,0 +1,181 @@
+"""What the scalar-extraction rules ask about an expression beyond the walker's value kinds:
+whether it surely holds tensor data (not a root's untyped parameter, which is as often a Python
+number), and whether it is a 0-d tensor (a full reduction such as `x.argmax()`).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+
+import libcst as cst
+
+from breakscan.lint import values as v
+
+# Methods (and torch functions) that reduce every element to a 0-d tensor when given no dim.
+FULL_REDUCTIONS = frozenset(
+    {
+        "sum", "mean", "max", "min", "argmax", "argmin", "prod", "amax", "amin", "all", "any", "norm",
+        "std", "var", "median", "nansum", "nanmean", "count_nonzero",
+    }
+)
+# Methods that keep a 0-d tensor 0-d.
+SHAPE_PRESERVING = frozenset(
+    {
+        "long", "int", "float", "double", "half", "bool", "to", "type_as", "clamp", "clip", "clamp_min",
+        "clamp_max", "detach", "abs", "neg", "round", "floor", "ceil", "trunc", "add", "sub", "mul", "div",
+        "remainder", "fmod", "pow",
+    }
+)
+_DIM_KEYWORDS = frozenset({"dim", "axis"})
+
+
+# Per walk of a function, the local names already used as a size or an index (see `first_size_use`).
+_SIZE_USES: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+
+
+@functools.lru_cache(maxsize=256)
+def _bindings(function: cst.FunctionDef) -> "_Bindings":
+    found = _Bindings(function)
+    function.body.visit(found)
+    return found
+
+
+class _Bindings(cst.CSTVisitor):
+    """Every way a name is bound in one function, nested functions and lambdas included:
+    `assigned[name]` lists the right-hand sides of plain `name = value` bindings (None for any
+    other binding: unpacking, `+=`, loop targets, `with ... as`, imports)."""
+
+    def __init__(self, function: cst.FunctionDef):
+        self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        self.parameters = {p.name.value for p in _parameters(function.params)}
+        self.nested_parameters: set[str] = set()
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self.assigned.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, None)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name, None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nested_parameters.update(p.name.value for p in _parameters(node.params))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.nested_parameters.update(p.name.value for p in _parameters(node.params))
+
+
+def assigned_values(name: str, ctx) -> list[cst.BaseExpression | None]:
+    """The right-hand sides bound to `name` in the function being walked (None: not a plain `=`)."""
+    return _bindings(ctx.function.node).assigned.get(name, [])
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
+
+
+def _is_root(ctx) -> bool:
+    function = ctx.function
+    return function.compiled or (function.class_name is not None and function.qualname.endswith(".forward"))
+
+
+def is_unknown_parameter(node: cst.BaseExpression, ctx) -> bool:
+    """A bare parameter whose kind nobody passed in: a root's untyped parameter (`forward(self, x, H)`)
+    or a closure's. The walker assumes a tensor; `int(H)`, `range(steps)`, `x[:n]` say a number."""
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = _bindings(ctx.function.node)
+    if bindings.assigned.get(node.value):
+        return False
+    if node.value in bindings.parameters:
+        return _is_root(ctx)
+    return node.value in bindings.nested_parameters
+
+
+def holds_tensor_data(node: cst.BaseExpression, ctx) -> bool:
+    """A tensor whose data a Python conversion would need (not an optional one, not a guess)."""
+    return ctx.is_bool_tested_tensor(node) and not is_unknown_parameter(node, ctx)
+
+
+def is_scalar_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:
+    """A 0-d tensor made in the compiled code: a full reduction (`x.argmax()`, `torch.sum(m)`),
+    arithmetic on one, or a local name only ever bound to one."""
+    if isinstance(node, cst.Name):
+        if node.value in _seen or ctx.value(node) != v.TENSOR:
+            return False
+        values = assigned_values(node.value, ctx)
+        return bool(values) and all(
+            value is not None and is_scalar_tensor(value, ctx, _seen | {node.value}) for value in values
+        )
+    if isinstance(node, cst.Call):
+        return _is_scalar_call(node, ctx, _seen)
+    if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+        sides = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else [
+            node.left, *(c.comparator for c in node.comparisons)]
+        scalar = [is_scalar_tensor(side, ctx, _seen) for side in sides]
+        return any(scalar) and all(s or ctx.value(side) == v.OTHER for s, side in zip(scalar, sides))
+    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        return is_scalar_tensor(node.expression, ctx, _seen)
+    return False
+
+
+def _is_scalar_call(node: cst.Call, ctx, seen: frozenset[str]) -> bool:
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+    if any(a.star for a in node.args) or keywords & _DIM_KEYWORDS:
+        return False
+    func = node.func
+    qualified = ctx.qualname(func)
+    if qualified is not None:
+        namespace, _, name = qualified.rpartition(".")
+        return (namespace == "torch" and name in FULL_REDUCTIONS and len(positional) == 1
+                and ctx.value(positional[0]) == v.TENSOR)
+    if not isinstance(func, cst.Attribute) or ctx.value(func.value) != v.TENSOR:
+        return False
+    method = func.attr.value
+    if method in FULL_REDUCTIONS:
+        return not positional
+    return (method in SHAPE_PRESERVING and is_scalar_tensor(func.value, ctx, seen)
+            and all(ctx.value(a) == v.OTHER or is_scalar_tensor(a, ctx, seen) for a in positional))
+
+
+def first_size_use(node: cst.BaseExpression, ctx) -> bool:
+    """Whether this use of a 0-d integer tensor as a size or index is the first of its name.
+
+    The first one breaks the graph; every tensor alive there becomes an input of the graph that
+    resumes after it, and TorchDynamo reads an integer input tensor as a Python int without
+    breaking: `torch.zeros(n)` then `x.new_ones(n)` break once. (`n + 1` is new data: it breaks.)"""
+    if not isinstance(node, cst.Name):
+        return True
+    used = _SIZE_USES.setdefault(ctx, set())
+    if node.value in used:
+        return False
+    used.add(node.value)
+    return True

@@ -1,0 +1,130 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import (
+    assigned_values, first_size_use, holds_tensor_data, is_scalar_tensor,
+)
+
+
+class TensorScalarIndex(Rule):
+    id = "BS104"
+    name = "tensor-scalar-index"
+    gb_ids = ("GB0033", "GB0124")
+    message = "a tensor used as an integer index or slice bound must be read into Python: the graph breaks here"
+    fix_hint = "index with a 1-d index tensor (index_select, gather, x[idx.view(1)]) or a mask, and keep slice bounds Python ints"
+    docs = """
+    ## What it does
+    Flags subscripts that need a tensor's value as a Python integer:
+    - a 0-d tensor computed in the compiled code used as an index (`x[x.argmax()]`,
+      `w[i + 1]` after `i = scores.argmax()`), on a tensor or on a list;
+    - a tensor as a slice bound (`x[:lengths.max()]`);
+    - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`).
+
+    Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`) keeps
+    the graph and is not flagged.
+
+    ## Why is this bad?
+    A 0-d integer index selects one element: TorchDynamo must turn the index into an integer it
+    cannot know while tracing, so it breaks the graph (GB0033 "Data dependent operator"). Slice
+    bounds and Python containers need a real `int` and call `.item()` (GB0124).
+
+    ## Example
+    ```python
+    best = scores.argmax()
+    return features[best]
+    ```
+
+    ## Use instead
+    ```python
+    best = scores.argmax()
+    return features.index_select(0, best.view(1)).squeeze(0)
+    ```
+    or `torch.gather` / a one-hot product for per-row choices.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                return x[x.argmax()] * 2  # break
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                table = torch.arange(16.0).view(4, 4)
+                row = (x > 0).sum() % 4
+                return table[row] + x.sum()  # break
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                count = (x > 0).sum()
+                return x[:count] * 2  # break
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.heads = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+
+                def forward(self, x):
+                    task = (x.sum() > 0).long()
+                    return self.heads[task](x)  # break
+        """, entry="Model()"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                idx = x.argsort()
+                best = x.view(2, 4).argmax(dim=1)
+                return x[idx] + x[best].sum() + x[: x.shape[0] // 2].sum()
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                best = x.argmax()
+                return x.index_select(0, best.view(1)) * 2
+        """),
+    )
+
+    def on_Subscript(self, node: cst.Subscript, ctx) -> None:
+        sequence = _is_python_sequence(node.value, ctx)
+        for element in node.slice:
+            item = element.slice
+            if isinstance(item, cst.Slice):
+                needs_int = any(bound is not None and holds_tensor_data(bound, ctx)
+                                for bound in (item.lower, item.upper, item.step))
+            elif item.star:
+                needs_int = False
+            elif sequence:
+                needs_int = holds_tensor_data(item.value, ctx)
+            else:
+                needs_int = is_scalar_tensor(item.value, ctx) and first_size_use(item.value, ctx)
+            if needs_int:
+                ctx.report(self, node)
+                return
+
+
+def _is_python_sequence(node: cst.BaseExpression, ctx) -> bool:
+    """A list, tuple or module container: indexing it needs a Python int."""
+    value = ctx.value(node)
+    if isinstance(value, v.ModuleValue) or value == v.TENSORS:
+        return True
+    if not isinstance(node, cst.Name):
+        return False
+    values = assigned_values(node.value, ctx)
+    return bool(values) and all(isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) for value in values)

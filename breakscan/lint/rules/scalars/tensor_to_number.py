@@ -1,0 +1,88 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import holds_tensor_data
+
+CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
+
+
+class TensorToNumber(Rule):
+    id = "BS103"
+    name = "tensor-to-number"
+    gb_ids = ("GB0124", "GB0059")
+    message = "`int()`/`float()`/`bool()` of a tensor reads its value into Python: the graph breaks here"
+    fix_hint = "keep the value as a 0-d tensor (tensor ops accept it), or convert a shape (`x.shape[0]`), not data"
+    docs = """
+    ## What it does
+    Flags `int(t)`, `float(t)`, `bool(t)` and `complex(t)` where `t` is tensor data, such as
+    `int(mask.sum())`. Conversions of shapes and sizes (`int(x.shape[0])`, `float(x.size(-1))`)
+    are plain Python numbers and are not flagged.
+
+    ## Why is this bad?
+    Converting a tensor calls `.item()` under the hood: TorchDynamo cannot know the number while
+    tracing, so by default (`capture_scalar_outputs=False`) it ends the graph and runs the
+    conversion eagerly (GB0124; `complex()` fails earlier, GB0059).
+
+    ## Example
+    ```python
+    n = int(mask.sum())
+    scale = float(x.abs().max())
+    ```
+
+    ## Use instead
+    ```python
+    n = mask.sum()            # a 0-d tensor stays in the graph
+    scale = x.abs().max()
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                scale = float(x.abs().max())  # break
+                return x / scale
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if int((x > 0).sum()) > 2:  # break
+                    return x * 2
+                return x
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x):
+                    valid = bool(x.isfinite().all())  # break
+                    return x * valid
+        """, entry="Model()"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                n = int(x.shape[0])
+                return x * float(x.size(0)) + n
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x, steps):
+                    return x * int(steps)
+        """, entry="Model()", inputs="(torch.randn(8), 3)"),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if (len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
+                and ctx.qualname(node.func) in CONVERSIONS and holds_tensor_data(node.args[0].value, ctx)):
+            ctx.report(self, node)

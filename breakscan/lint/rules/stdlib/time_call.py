@@ -1,0 +1,90 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+
+class TimeCall(Rule):
+    id = "BS501"
+    name = "time-call"
+    gb_ids = ("GB0007",)
+    message = "`time` functions are marked as skipped by TorchDynamo: calling one breaks the graph"
+    fix_hint = "time the compiled call from outside, or use torch.profiler / CUDA events around it"
+    docs = """
+    ## What it does
+    Flags calls to the `time` module (`time.time()`, `time.perf_counter()`, `time.monotonic()`,
+    `time.sleep()`, `time.strftime()`...) inside code that runs under `torch.compile`.
+
+    ## Why is this bad?
+    Every function of the `time` module is on TorchDynamo's skip list: it cannot be put in a
+    graph, so the graph ends at the call, the call runs eagerly, and a new graph starts after it
+    (GB0007 "Attempted to call function marked as skipped"). Timing code inside a compiled
+    function also measures tracing, not the kernels.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        start = time.perf_counter()
+        y = self.body(x)
+        self.elapsed = time.perf_counter() - start
+        return y
+    ```
+
+    ## Use instead
+    ```python
+    start = time.perf_counter()
+    y = compiled_model(x)
+    elapsed = time.perf_counter() - start
+    ```
+    """
+    invalid = (
+        Example("""
+            import time
+            import torch
+
+            @torch.compile
+            def fn(x):
+                start = time.perf_counter()  # break
+                y = x * 2
+                return y + time.time() - start  # break
+        """),
+        Example("""
+            import torch
+            from time import monotonic
+
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    y = torch.relu(x)
+                    self.stamp = monotonic()  # break
+                    return y * 2
+        """, entry="Model()"),
+    )
+    valid = (
+        Example("""
+            import time
+            import torch
+
+            @torch.compile
+            def fn(x):
+                return x * 2
+
+            def timed(x):
+                start = time.perf_counter()
+                y = fn(x)
+                return y, time.perf_counter() - start
+        """),
+        Example("""
+            import time
+            import torch
+
+            @torch.compile
+            def fn(x):
+                if not torch.compiler.is_compiling():
+                    start = time.perf_counter()
+                return x * 2
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        qualified = ctx.qualname(node.func)
+        if qualified is not None and qualified.startswith("time."):
+            ctx.report(self, node)

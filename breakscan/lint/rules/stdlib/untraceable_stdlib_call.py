@@ -1,0 +1,157 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+# Standard-library callables that TorchDynamo 2.13 cannot trace, each verified to break, with the
+# GB id it reports. Whole modules are listed where every function tried broke.
+UNTRACEABLE_MODULES = {
+    "gc": "GB0007", "zlib": "GB0007", "hashlib": "GB0007", "pickle": "GB0007", "base64": "GB0007",
+    "secrets": "GB0008",
+}
+UNTRACEABLE_CALLS = {
+    # clocks and identities (the `time` module has its own rule, time-call)
+    "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.datetime.today": "GB0156",
+    "datetime.datetime.fromtimestamp": "GB0156", "datetime.date.today": "GB0156",
+    "uuid.uuid1": "GB0007", "uuid.uuid4": "GB0007",
+    "os.getpid": "GB0007", "os.urandom": "GB0007", "os.getcwd": "GB0007", "os.listdir": "GB0007",
+    "os.cpu_count": "GB0007", "os.path.exists": "GB0007", "os.path.isfile": "GB0007", "os.path.isdir": "GB0007",
+    "socket.gethostname": "GB0007",
+    # serialisation
+    "json.dumps": "GB0156", "json.loads": "GB0156",
+    "io.StringIO": "GB0156", "io.BytesIO": "GB0156",
+    # frames and introspection
+    "inspect.stack": "GB0007", "inspect.currentframe": "GB0007", "inspect.getframeinfo": "GB0007",
+    "inspect.getsource": "GB0007", "inspect.getsourcelines": "GB0007", "inspect.getfile": "GB0007",
+    "sys._getframe": "GB0007", "sys.getsizeof": "GB0007", "sys.getrefcount": "GB0007",
+    "traceback.format_stack": "GB0007", "traceback.print_stack": "GB0007", "traceback.extract_stack": "GB0007",
+    "importlib.import_module": "GB0007", "builtins.__import__": "GB0007",
+    # threads
+    "threading.Lock": "GB0007", "threading.RLock": "GB0156", "threading.Condition": "GB0156",
+    "threading.Event": "GB0007", "threading.Semaphore": "GB0007", "threading.current_thread": "GB0007",
+    "threading.get_ident": "GB0007", "threading.get_native_id": "GB0007",
+    # process-wide warning filters (`warnings.warn` itself is the io family's warnings-warn)
+    "warnings.simplefilter": "GB0007", "warnings.filterwarnings": "GB0007",
+}
+
+
+def untraceable_gb_id(qualified: str | None) -> str | None:
+    if qualified is None:
+        return None
+    if qualified in UNTRACEABLE_CALLS:
+        return UNTRACEABLE_CALLS[qualified]
+    return UNTRACEABLE_MODULES.get(qualified.split(".", 1)[0]) if "." in qualified else None
+
+
+class UntraceableStdlibCall(Rule):
+    id = "BS505"
+    name = "untraceable-stdlib-call"
+    gb_ids = ("GB0007", "GB0156", "GB0008")
+    message = "this standard-library call cannot be traced by TorchDynamo: the graph breaks here"
+    fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
+    docs = """
+    ## What it does
+    Flags standard-library calls that TorchDynamo 2.13 cannot trace, from a table verified
+    against it:
+
+    | calls | GB id |
+    |---|---|
+    | `gc.*`, `zlib.*`, `hashlib.*`, `pickle.*`, `base64.*` | GB0007 |
+    | `uuid.uuid1/uuid4`, `os.getpid/urandom/getcwd/listdir/cpu_count`, `os.path.exists/isfile/isdir`, `socket.gethostname` | GB0007 |
+    | `inspect.stack/currentframe/getframeinfo/getsource/getsourcelines/getfile`, `sys._getframe/getsizeof/getrefcount`, `traceback.*_stack` | GB0007 |
+    | `importlib.import_module`, `__import__` | GB0007 |
+    | `threading.Lock/Event/Semaphore/current_thread/get_ident/get_native_id` | GB0007 |
+    | `threading.RLock/Condition` | GB0156 |
+    | `warnings.simplefilter/filterwarnings` | GB0007 |
+    | `datetime.datetime.now/utcnow/today/fromtimestamp`, `datetime.date.today` | GB0156 |
+    | `json.dumps/loads`, `io.StringIO/BytesIO` | GB0156 |
+    | `secrets.*` | GB0008 |
+
+    ## Why is this bad?
+    These functions are on TorchDynamo's skip list (GB0007 "Attempted to call function marked
+    as skipped", GB0008 when reached through a Python helper) or are C methods it cannot model
+    (GB0156 "Unsupported method call"): the graph ends at the call, the call runs eagerly and a
+    new graph starts after it. Their results (a timestamp, a hash, a thread id) are not tensors
+    anyway. Not flagged because they are traced in 2.13: `os.environ`/`os.getenv` (guarded),
+    `os.path.join`, `inspect.signature`, `re`, `struct`, `threading.main_thread`.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        key = hashlib.md5(str(x.shape).encode()).hexdigest()
+        ...
+    ```
+
+    ## Use instead
+    Compute such values outside the compiled function (once, at construction time) and pass them
+    in, or key on `x.shape` directly (a tuple is hashable and traced).
+    """
+    invalid = (
+        Example("""
+            import json
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                meta = json.dumps({"n": 8})  # break
+                return y + len(meta)
+        """),
+        Example("""
+            import inspect
+            import torch
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(8, 8)
+
+                def forward(self, x):
+                    y = self.proj(x)
+                    caller = inspect.stack()[1]  # break
+                    return y * 2
+        """, entry="Model()"),
+        Example("""
+            import gc
+            import threading
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x.sin()
+                gc.collect()  # break
+                owner = threading.get_ident()  # break
+                return y + 1
+        """),
+    )
+    valid = (
+        Example("""
+            import inspect
+            import os
+            import torch
+
+            def helper(a, b):
+                return a + b
+
+            @torch.compile
+            def fn(x):
+                n = len(inspect.signature(helper).parameters)
+                path = os.path.join("runs", "x")
+                if os.environ.get("BREAKSCAN_EXAMPLE_FLAG") == "1":
+                    n = n + 1
+                return x * n + len(path)
+        """),
+        Example("""
+            import hashlib
+            import torch
+
+            KEY = hashlib.md5(b"weights").hexdigest()
+
+            @torch.compile
+            def fn(x):
+                return x * len(KEY)
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if untraceable_gb_id(ctx.qualname(node.func)) is not None:
+            ctx.report(self, node)

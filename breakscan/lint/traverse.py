@@ -1,0 +1,66 @@
+"""Finding nodes in a libcst tree without libcst's visitor machinery.
+
+`CSTNode.visit` rebuilds and re-validates every node it passes, even for a read-only visitor: over
+a whole module that costs about 70% of the parse. The index only needs the nodes of a few types,
+so it reads the dataclass fields directly, about twenty times faster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+# Fields that only hold whitespace and punctuation: nothing to find below them.
+_TRIVIA = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+    "trailing_whitespace", "leading_whitespace", "lbracket", "rbracket", "lbrace", "rbrace", "colon",
+    "first_colon", "second_colon", "dot", "equal", "asynchronous", "posonly_ind", "operator",
+})
+# libcst visits these fields in this order, unlike their dataclass order; keeping its order keeps
+# statements and the expressions in their headers in source order.
+_VISIT_ORDER = {
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.Arg: ("keyword", "value"),
+    cst.TypeAlias: ("name", "type_parameters", "value"),
+}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = _VISIT_ORDER.get(node_type) or tuple(
+            f.name for f in dataclasses.fields(node_type) if f.name not in _TRIVIA and not f.name.startswith("whitespace")
+        )
+        _FIELDS[node_type] = fields
+    return fields
+
+
+def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ...] = ()) -> list[cst.CSTNode]:
+    """Every node of `types` under `root` (itself included), in the order a CSTVisitor meets them;
+    nothing below a node of the `prune` types."""
+    found: list[cst.CSTNode] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if isinstance(node, types):
+            found.append(node)
+        if isinstance(node, prune):
+            return
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                walk(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item)
+
+    walk(root)
+    return found

@@ -1,0 +1,214 @@
+"""Which code the lint treats as compiled: roots, the call graph out of them, and dead branches."""
+
+import textwrap
+
+from breakscan.config import Config
+from breakscan.lint.linter import lint_paths
+from tests.helpers import lint_source
+
+
+def lines(outcome, rule="BS101"):
+    return sorted(f.line for f in outcome.findings if f.rule == rule)
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def test_forward_of_module_subclass_through_aliases(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch as T
+        from torch import nn as tnn
+        from torch.nn import Module
+
+        class A(tnn.Module):
+            def forward(self, x):
+                return x.sum().item()
+
+        class B(Module):
+            def forward(self, x):
+                return x.sum().item()
+
+        class C(T.nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+
+        class NotAModule:
+            def forward(self, x):
+                return x.sum().item()
+    """))
+    assert lines(outcome) == [7, 11, 15]
+
+
+def test_subclass_of_scanned_module_in_another_file(tmp_path):
+    (tmp_path / "base.py").write_text("import torch.nn as nn\n\nclass Base(nn.Module):\n    pass\n")
+    (tmp_path / "model.py").write_text(src("""
+        from base import Base
+
+        class Model(Base):
+            def forward(self, x):
+                return x.max().item()
+    """))
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    assert [(f.path.rsplit("/", 1)[1], f.line) for f in outcome.findings] == [("model.py", 5)]
+
+
+def test_compile_decorator_and_wrapper_calls(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        @torch.compile
+        def decorated(x):
+            return x.sum().item()
+
+        @torch.compile(mode="reduce-overhead")
+        def decorated_with_options(x):
+            return x.sum().item()
+
+        def wrapped(x):
+            return x.sum().item()
+
+        def never_compiled(x):
+            return x.sum().item()
+
+        fast = torch.compile(wrapped)
+
+        class Plain:
+            def forward(self, x):
+                return x.sum().item()
+
+        def main():
+            model = Plain()
+            compiled = torch.compile(model)
+    """))
+    assert lines(outcome) == [5, 9, 12, 21]
+
+
+def test_disabled_functions_are_not_roots(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        @torch.compile
+        @torch.compiler.disable
+        def off(x):
+            return x.sum().item()
+
+        class M(torch.nn.Module):
+            @torch._dynamo.disable
+            def forward(self, x):
+                return x.sum().item()
+    """))
+    assert lines(outcome) == []
+
+
+def test_is_compiling_guards_skip_the_eager_branch(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch._dynamo import is_compiling
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if not torch.compiler.is_compiling():
+                    print(x.sum().item())
+                if torch.compiler.is_compiling():
+                    y = x
+                else:
+                    y = x.sum().item()
+                if is_compiling() or x.sum().item():
+                    pass
+                if torch.jit.is_scripting():
+                    x.sum().item()
+                return x.max().item()
+    """))
+    assert lines(outcome) == [16]
+
+
+def test_helpers_are_reported_at_their_line_with_the_chain(tmp_path):
+    (tmp_path / "utils.py").write_text(src("""
+        def scale(t):
+            return t / t.abs().max().item()
+
+        def unused(t):
+            return t.sum().item()
+    """))
+    (tmp_path / "model.py").write_text(src("""
+        import torch
+        from utils import scale
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                return self._inner(x)
+
+            def _inner(self, x):
+                return scale(x)
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(x)
+    """))
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    assert len(outcome.findings) == 1
+    finding = outcome.findings[0]
+    assert finding.path.endswith("utils.py") and finding.line == 2
+    assert finding.chain == ("Block.forward", "Block._inner", "scale")
+
+
+def test_submodules_in_module_lists_are_followed(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        import torch.nn as nn
+
+        class Layer:
+            def forward(self, x):
+                return x.sum().item()
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer() for _ in range(3)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+    """))
+    assert lines(outcome) == [6]
+    assert outcome.findings[0].chain == ("Stack.forward", "Layer.forward")
+
+
+def test_helper_parameters_take_the_kinds_callers_pass(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        def pick(value, flag):
+            if flag:
+                return value
+            if value.sum() > 0:
+                return value
+            return -value
+
+        @torch.compile
+        def fn(x):
+            return pick(x, True)
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS201")]
+
+
+def test_config_roots(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def step(x):\n    return x.sum().item()\n")
+    assert lint_paths([str(path)], Config(), jobs=1).findings == []
+    found = lint_paths([str(path)], Config(roots=("step",)), jobs=1).findings
+    assert [f.line for f in found] == [2]
+
+
+def test_unreachable_code_is_reported_as_info_only_when_asked(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def step(x):\n    return x.sum().item()\n\nimport torch\n")
+    assert lint_paths([str(path)], Config(), jobs=1).findings == []
+    found = lint_paths([str(path)], Config(), jobs=1, unreachable=True).findings
+    assert [(f.line, f.severity) for f in found] == [(2, "info")]

@@ -1,0 +1,101 @@
+"""Precision cases for the data-dependent control-flow rules (BS2xx) and how they meet the scalar
+rules (BS1xx), each checked against TorchDynamo 2.13 when written: the lines flagged are exactly
+the lines that break, and each break is reported by one rule."""
+
+import textwrap
+
+import pytest
+
+from tests.helpers import expected_findings, lint_source
+
+# (source, entry, inputs); `# expect: BSnnn` marks the lines a rule must flag, and that break.
+CASES = [
+    # One break per test, whatever the operators in it: reported by the statement's rule only.
+    ("""
+import torch
+
+@torch.compile
+def fn(x, flag: bool = True):
+    if x.sum() > 0 and flag:  # expect: BS201
+        x = x * 2
+    y = x + 1 if flag and x.mean() > 0 else x  # expect: BS203
+    return y
+""", "fn", "torch.randn(8)"),
+    ("""
+import torch
+
+@torch.compile
+def fn(x):
+    n = 0
+    while x.max() > 0 and n < 3:  # expect: BS202
+        x = x - 1
+        n += 1
+    return x
+""", "fn", "torch.ones(8)"),
+    # The scalar conversion breaks first; the test on its Python result does not break again.
+    ("""
+import torch
+
+@torch.compile
+def fn(x):
+    if bool(x.any()):  # expect: BS103
+        x = x * 2
+    if any(x > 0):  # expect: BS205
+        x = x + 1
+    return x
+""", "fn", "torch.randn(8)"),
+    ("""
+import torch
+
+@torch.compile
+def fn(x):
+    rows = x.view(4, 2)
+    kept = [r for r in rows if r is not None and r.sum() > -100]  # expect: BS206
+    return torch.stack(kept)
+""", "fn", "torch.randn(8)"),
+    # `and`/`or` return their last operand untested; an assert turns its last test into a runtime check.
+    ("""
+import torch
+
+@torch.compile
+def fn(x, mask=None):
+    x = x + 1
+    masked = mask is not None and mask.any()
+    assert x.shape[0] > 0 and x.isfinite().all()
+    either = (x.any() and masked) or x  # expect: BS204
+    return either * 2
+""", "fn", "(torch.randn(8), torch.randn(8) > 0)"),
+    ("""
+import torch
+
+@torch.compile
+def fn(x):
+    x = x + 1
+    return not x.isfinite().all()  # expect: BS204
+""", "fn", "torch.randn(8)"),
+    # Conditions on Python state, shapes and dtypes do not break.
+    ("""
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def forward(self, x, mask=None):
+        if self.training and x.dim() == 3:
+            x = x * 2
+        i = 0
+        while i < x.shape[0] // 4:
+            i += 1
+        y = x.float() if x.dtype == torch.float16 else x
+        if not mask:
+            y = y + 1
+        return y * i
+""", "Model()", "torch.randn(8)"),
+]
+
+
+@pytest.mark.parametrize("source,entry,inputs", CASES)
+def test_control_flow_rules(tmp_path, source, entry, inputs):
+    outcome = lint_source(tmp_path, textwrap.dedent(source).lstrip("\n"))
+    assert not outcome.errors
+    found = {(f.line, f.rule) for f in outcome.findings if f.rule[:3] in ("BS1", "BS2")}
+    assert found == expected_findings(tmp_path / "example.py")
