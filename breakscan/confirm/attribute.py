@@ -136,19 +136,40 @@ def _site_index(frames: Sequence[Frame], user: UserFiles) -> int:
     return found
 
 
+def _without_resumed_callers(frames: Sequence[Frame]) -> list[Frame]:
+    """Drop each frame that only runs its own resume function (`f` calling
+    `torch_dynamo_resume_in_f_at_N` in the same file): one frame of the user's code."""
+    kept = []
+    for frame, after in zip(frames, [*frames[1:], None]):
+        resumed = after is not None and after.path == frame.path and after.function != frame.function \
+            and real_function_name(after.function) == frame.function
+        if not resumed:
+            kept.append(frame)
+    return kept
+
+
+def _full_stack(event: BreakEvent, user: UserFiles) -> list[Frame]:
+    """Dynamo's stack; when none of it is the user's (a library frame Dynamo compiled on its own
+    while the user's code ran the library eagerly), the live frames that called into it first."""
+    if user_frame(event.stack, user) is not None:
+        return list(event.stack)
+    return _without_resumed_callers([*event.outer, *event.stack])
+
+
 def _user_stack(frames: Sequence[Frame], user: UserFiles) -> tuple[tuple[Frame, ...], Frame]:
-    """The stack to show, outermost first: user frames down to the site (library frames between
-    them dropped), then whatever the site called (e.g. `copy.deepcopy`), and the site itself."""
+    """The stack to show, outermost first, and the site: user frames down to the site, then what
+    the site called (e.g. `copy.deepcopy`); torch's and breakscan's own frames are left out."""
     named = [replace(f, function=real_function_name(f.function)) for f in frames]
     named = [replace(f, function=qualified_name(f.path, f.line, f.function)) if f.path in user
              else f for f in named]
     site = _site_index(named, user)
     head = [f for f in named[:site] if f.path in user]
-    return tuple(head + named[site:]), named[site]
+    tail = [f for f in named[site + 1:] if not user.is_library(f.path)]
+    return tuple([*head, named[site], *tail]), named[site]
 
 
 def _first_occurrence(event: BreakEvent, user: UserFiles, registry: Registry | None) -> Break:
-    stack, site = _user_stack(event.stack, user)
+    stack, site = _user_stack(_full_stack(event, user), user)
     parts = parse_message(event.message)
     gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
     entry = registry.by_id.get(gb_id) if registry and gb_id else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Iterator
 
 from breakscan.model import Frame
@@ -51,6 +51,9 @@ class BreakEvent:
     stack: tuple[Frame, ...]  # Dynamo's user stack from the compiled frame, outermost first
     skips_frame: bool  # the whole frame falls back to eager
     region: Region
+    # The live Python stack above the compiled frame, outermost first: who called into a
+    # library frame that Dynamo compiled on its own while the user's code ran it eagerly.
+    outer: tuple[Frame, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,27 +63,36 @@ class GraphEvent:
     region: Region
 
 
+@dataclass(frozen=True)
+class _Compile:
+    region: Region
+    is_root: bool  # the compiled frame is its region's top function
+    outer: tuple[Frame, ...]
+
+
 @dataclass
 class Capture:
     breaks: list[BreakEvent] = field(default_factory=list)
     graphs: list[GraphEvent] = field(default_factory=list)
     _roots: set[tuple[str, int]] = field(default_factory=set, repr=False)
-    _compiling: list[Region] = field(default_factory=list, repr=False)
+    _compiling: list[_Compile] = field(default_factory=list, repr=False)
 
-    def region(self) -> Region | None:
-        """The region of the frame being compiled now, if any."""
+    def current(self) -> _Compile | None:
+        """The compile in progress, if any."""
         return self._compiling[-1] if self._compiling else None
 
     def _enter(self, code, caller) -> None:
         """A compile of `code` starts, called from the live frame `caller`: it belongs to the
         outermost registered root still running, else it starts a region of its own."""
-        root, frame = code, caller
+        root, frame, outer = code, caller, []
         while frame is not None:
             if (frame.f_code.co_filename, frame.f_code.co_firstlineno) in self._roots:
                 root = frame.f_code
+            outer.append(Frame(frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name))
             frame = frame.f_back
         self._roots.add((root.co_filename, root.co_firstlineno))
-        self._compiling.append(Region(root.co_filename, root.co_firstlineno, root.co_name))
+        region = Region(root.co_filename, root.co_firstlineno, root.co_name)
+        self._compiling.append(_Compile(region, root is code, tuple(reversed(outer))))
 
     def _leave(self) -> None:
         self._compiling.pop()
@@ -125,14 +137,15 @@ def capturing() -> Iterator[Capture]:
     orig_compiler = output_graph.OutputGraph.call_user_compiler
 
     def record_break(exc, stack, skips_frame: bool, fallback: Frame) -> None:
-        region = capture.region() or Region(fallback.path, fallback.line, fallback.function)
+        current = capture.current()
         capture.breaks.append(
             BreakEvent(
                 gb_type=getattr(exc, "gb_type", None) or None,
                 message=str(exc),
                 stack=_frames(stack) or (fallback,),
                 skips_frame=skips_frame,
-                region=region,
+                region=current.region if current else Region(*astuple(fallback)),
+                outer=current.outer if current else (),
             )
         )
 
@@ -152,8 +165,12 @@ def capturing() -> Iterator[Capture]:
         try:
             return orig_convert(self, frame, *args, **kwargs)
         except Exception as exc:
-            # A soft failure raised outside the translator: the frame is skipped, unlogged.
-            if hasattr(exc, "logged") and not exc.logged:
+            # A soft failure raised outside the translator: the frame is skipped, unlogged. It
+            # counts where Dynamo would log it (it got as far as a compile id), or where it
+            # refuses a region's top function outright (`torch.compile` of a generator); not for
+            # the generator expressions of a library that runs eagerly after a break.
+            refused_root = capture.current().is_root
+            if hasattr(exc, "logged") and not exc.logged and (hasattr(exc, "compile_id") or refused_root):
                 fallback = Frame(code.co_filename, code.co_firstlineno, code.co_name)
                 record_break(exc, getattr(exc, "real_stack", None), True, fallback)
             raise
@@ -161,7 +178,8 @@ def capturing() -> Iterator[Capture]:
             capture._leave()
 
     def call_user_compiler(self, gm, example_inputs):
-        region = capture.region() or Region("<unknown>", 0, "<unknown>")
+        current = capture.current()
+        region = current.region if current else Region("<unknown>", 0, "<unknown>")
         capture.graphs.append(_graph_event(gm, region))
         return orig_compiler(self, gm, example_inputs)
 

@@ -18,7 +18,8 @@ from breakscan.model import Edit, Fix
 class Rewrite:
     summary: str
     edits: tuple[Edit, ...]
-    # A single-node rewrite shown to keep behaviour: offered as exact edits (LSP, SARIF fixes).
+    # A single-node rewrite that keeps values and types: offered as exact edits (LSP, SARIF fixes).
+    # Rewrites that turn a Python number into a 0-d tensor are not: a later use may need the number.
     safe: bool = False
 
 

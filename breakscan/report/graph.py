@@ -18,7 +18,7 @@ import networkx as nx
 
 from breakscan.model import Break, Finding, Frame, GraphInfo, TargetResult
 from breakscan.report.links import gb_url
-from breakscan.report.sources import function_at, line_text
+from breakscan.report.sources import call_lines, function_at, line_text
 
 
 @dataclass(frozen=True)
@@ -100,29 +100,49 @@ def _lines_in(graph: GraphInfo, frame: Frame) -> list[int]:
     return [line for line in graph.lines if function and function.first_line <= line <= function.last_line]
 
 
+def _called_at(graph: GraphInfo, frame: Frame) -> list[int]:
+    """Where the frame's function calls the function the graph's ops are in (a helper that ran
+    as a frame of its own: its graph is placed at the call)."""
+    if not graph.lines or not _same_file(frame.path, graph.path):
+        return []
+    caller, callee = function_at(frame.path, frame.line), function_at(graph.path, min(graph.lines))
+    return list(call_lines(frame.path, caller, callee.name)) if caller and callee and callee != caller else []
+
+
 def _relation(graph: GraphInfo, brk: Break) -> int | None:
-    """-1 if the graph ran before the break, +1 after, None if its lines do not tell.
+    """-1 if the graph ran before the break, +1 after, 0 if all its lines are on the break's own
+    line, None if its lines do not tell.
 
     Judged in the innermost frame whose function the graph has lines in: a graph with a line
     past the frame's line there ran after (the code after a break runs after it, or in a later
-    loop turn); otherwise before. When the break made Dynamo skip its frame, only that frame's
-    own function is judged: the functions it calls run, and compile as frames of their own, later.
+    loop turn); otherwise before. A graph of a helper the frame calls is judged by the line of
+    the call. When the break made Dynamo skip its frame, only that frame's own function is
+    judged: the functions it calls run, and compile as frames of their own, later.
     """
     frames = _user_frames(brk)
     judged = frames[:1] if brk.frame_skipped else frames
-    for frame in reversed(judged):
+    for depth, frame in enumerate(reversed(judged)):
         inside = _lines_in(graph, frame)
         if inside:
-            return 1 if max(inside) > frame.line else -1
+            on_site = depth == 0 and min(inside) == frame.line
+            return 1 if max(inside) > frame.line else (0 if on_site else -1)
     if brk.frame_skipped and any(_lines_in(graph, frame) for frame in frames[1:]):
         return 1
+    for frame in reversed(judged):
+        calls = _called_at(graph, frame)
+        if calls:
+            return 1 if min(calls) > frame.line else -1
     return None
 
 
 def _position(graphs: tuple[GraphInfo, ...], brk: Break) -> int:
     """How many graphs ran before the break's first occurrence: those before the first graph
-    that certainly ran after it, up to the last that certainly ran before it."""
+    that certainly ran after it, up to the last that certainly ran before it. Of the graphs that
+    lie on the break's line alone, the first led up to the break and the others resumed after it
+    (`y = x * 2 + t.item()`: the multiplication, then the addition)."""
     relations = [_relation(g, brk) for g in graphs]
+    ties = [i for i, r in enumerate(relations) if r == 0]
+    relations = [(-1 if i == ties[0] else 1) if r == 0 else r for i, r in enumerate(relations)]
     after = [i for i, r in enumerate(relations) if r == 1]
     first_after = min(after) if after else len(graphs)
     before = [i for i, r in enumerate(relations) if r == -1 and i < first_after]

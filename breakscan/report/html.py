@@ -27,17 +27,16 @@ _HINTS = 2  # Dynamo's own hints shown for a break no rule explains
 
 def render(report: Report, options) -> str:
     view = overview(report)
-    body = [_header(report)]
-    body += [f'<p class="status-confirmed">{escape(_where(e))}: {escape(e.message)}</p>' for e in report.errors]
-    body += [_section(view, section, number, options) for number, section in enumerate(view.sections, 1)]
+    main = [f'<p class="status-confirmed">{escape(_where(e))}: {escape(e.message)}</p>' for e in report.errors]
+    main += [_section(view, section, number, options) for number, section in enumerate(view.sections, 1)]
     if report.findings:
-        body.append(_rule_table(report.findings))
+        main.append(_rule_table(report.findings))
     if report.verification is not None:
-        body.append(_verification(report.verification))
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>breakscan report</title><style>{CSS}</style></head>\n<body>\n"
-            + "\n".join(body[:1]) + "\n<main>\n" + "\n".join(body[1:]) + "\n</main>\n</body></html>\n")
+        main.append(_verification(report.verification))
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>breakscan report</title><style>{CSS}</style></head>\n<body>\n{_header(report)}\n"
+            + "<main>\n" + "\n".join(main) + "\n</main>\n</body></html>\n")
 
 
 def _prose(text: str) -> str:
@@ -69,9 +68,13 @@ def _section(view: Overview, section: FileSection, number: int, options) -> str:
         parts.append(f"<p>{plural(counts.findings, 'finding')}: {counts.confirmed} confirmed by TorchDynamo, "
                      f"{counts.lint_only} lint-only, {counts.missed} missed by the lint</p>")
     parts += [_target(chain, f"{number}-{index}", options) for index, chain in enumerate(section.chains, 1)]
-    for group in view.groups(section, None):
-        parts.append(f"<h3>{escape(group.rule)} {escape(group.name)} · {plural(len(group.shown), 'finding')}</h3>")
+    for group in view.groups(section, options.max_per_rule):
+        total = len(group.shown) + len(group.hidden)
+        parts.append(f"<h3>{escape(group.rule)} {escape(group.name)} · {plural(total, 'finding')}</h3>")
         parts += [_finding(view, index, number) for index in group.shown]
+        if group.hidden:  # still in the page (the source links to them), folded away
+            parts += [f"<details><summary>{len(group.hidden)} more</summary>",
+                      *[_finding(view, index, number) for index in group.hidden], "</details>"]
     parts.append(_source(view, section, number))
     return "\n".join(parts + ["</section>"])
 

@@ -28,13 +28,27 @@ def line_text(path: str, line: int) -> str:
 
 
 @lru_cache(maxsize=256)
-def _functions(path: str) -> tuple[Function, ...]:
+def _tree(path: str) -> ast.Module | None:
     try:
-        tree = ast.parse("".join(linecache.getlines(path)))
+        return ast.parse("".join(linecache.getlines(path)))
     except (SyntaxError, ValueError, RecursionError):
-        return ()
+        return None
+
+
+@lru_cache(maxsize=256)
+def _functions(path: str) -> tuple[Function, ...]:
+    tree = _tree(path)
     return tuple(Function(node.name, node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
-                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))) if tree else ()
+
+
+@lru_cache(maxsize=1024)
+def call_lines(path: str, caller: Function, name: str) -> tuple[int, ...]:
+    """Lines inside `caller` that call a function named `name` (`name(...)` or `x.name(...)`)."""
+    tree = _tree(path)
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)] if tree else []
+    named = [c.lineno for c in calls if getattr(c.func, "id", getattr(c.func, "attr", None)) == name]
+    return tuple(sorted(line for line in named if caller.first_line <= line <= caller.last_line))
 
 
 def function_at(path: str, line: int) -> Function | None:

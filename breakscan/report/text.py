@@ -166,7 +166,7 @@ def _finding(console: Console, view: Overview, index: int) -> None:
     chain = call_chain(finding, brk)
     if chain:
         console.print(_para(Text("chain: " + chain, style="dim"), 2))
-    console.print(_code_frame(finding))
+    console.print(_code_frame(finding), no_wrap=True, overflow="ellipsis")
     for gb_id in finding.gb_ids or ((brk.gb_id,) if brk and brk.gb_id else ()):
         console.print(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
     if brk and finding.status == "dynamic-only":  # no rule explains it: Dynamo's own words
@@ -179,7 +179,8 @@ def _finding(console: Console, view: Overview, index: int) -> None:
 
 
 def _code_frame(finding: Finding) -> Group:
-    """The finding's lines with two above, long lines cut at the edge; a one-line span underlined."""
+    """The finding's lines with two above; a one-line span underlined. Printed unwrapped: long
+    lines end in an ellipsis at the edge."""
     lines = source_lines(finding.path)
     span = finding.span
     first, last = max(1, span.line - _CONTEXT), min(len(lines), span.end_line, span.line + 6)
@@ -193,8 +194,6 @@ def _code_frame(finding: Finding) -> Group:
         if marked and span.line == span.end_line and span.end_column > start:
             carets = " " * (start - 1) + "^" * (span.end_column - start)
             rows.append(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red"))
-    for row in rows:
-        row.no_wrap, row.overflow = True, "ellipsis"
     return Group(*rows)
 
 
@@ -205,7 +204,7 @@ def _fix(console: Console, finding: Finding) -> None:
         return
     for line in fix.diff.splitlines()[2:]:  # the ---/+++ header names the file shown above
         style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim")
-        console.print(Text(f"    {line}", style=style, no_wrap=True, overflow="ellipsis"))
+        console.print(Text(f"    {line}", style=style), no_wrap=True, overflow="ellipsis")
 
 
 def _verification(console: Console, verification: Verification) -> None:

@@ -1,5 +1,7 @@
 """Paths of the confirmation fixtures and the lines their `# MARKER` comments tag."""
 
+import fcntl
+import json
 import os
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "fixtures", "confirm")
@@ -22,3 +24,22 @@ def line_of(name: str, marker: str) -> int:
 def same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
+
+
+def once_per_session(request, tmp_path_factory, name: str, compute):
+    """`compute()` run once per test session even under pytest-xdist, where each worker process
+    would otherwise run a module fixture itself (the xdist docs' file-lock recipe). The value
+    travels between workers as JSON: a list of TargetResults."""
+    from breakscan.confirm.protocol import result_from_json, result_to_json
+
+    if not hasattr(request.config, "workerinput"):  # not under xdist
+        return compute()
+    shared = tmp_path_factory.getbasetemp().parent  # this session's folder, common to workers
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = shared / f"{name}.json"
+        if cached.exists():
+            return [result_from_json(r) for r in json.loads(cached.read_text())]
+        results = compute()
+        cached.write_text(json.dumps([result_to_json(r) for r in results]))
+        return results

@@ -49,8 +49,9 @@ def test_user_files_exclude_stdlib_torch_and_installed_packages():
     assert os.__file__ not in venv_inside_root
 
 
-def _event(*frames: Frame, gb_type="Data-dependent branching", message=MESSAGE, skips=False):
-    return BreakEvent(gb_type=gb_type, message=message, stack=frames, skips_frame=skips, region=REGION)
+def _event(*frames: Frame, gb_type="Data-dependent branching", message=MESSAGE, skips=False, outer=()):
+    return BreakEvent(gb_type=gb_type, message=message, stack=frames, skips_frame=skips, region=REGION,
+                      outer=outer)
 
 
 def test_site_is_the_innermost_user_frame_and_the_stack_keeps_the_library_tail():
@@ -70,6 +71,22 @@ def test_occurrences_merge_by_site_keeping_the_longest_stack():
     assert brk.count == 3 and brk.frame_skipped
     assert [f.function for f in brk.stack] == ["HelperModel.forward", "helper"]
     assert brk.gb_id is None  # no registry: still reported
+
+
+def test_a_library_frame_compiled_on_its_own_is_attributed_to_the_live_user_caller():
+    call = line_of("breaks.py", "HELPER_CALL")
+    library = Frame(copy.__file__, 70, "deepcopy")
+    outer = (Frame(os.__file__, 1, "runner"), Frame(PATH, call - 1, "forward"),
+             Frame(PATH, call, "torch_dynamo_resume_in_forward_at_18"), Frame(torch_file(), 5, "__call__"))
+    (brk,) = merge_breaks([_event(library, outer=outer)], USER, None)
+    assert brk.line == call
+    assert brk.stack == (Frame(PATH, call, "HelperModel.forward"), library)
+
+
+def torch_file() -> str:
+    import importlib.util
+
+    return os.path.join(importlib.util.find_spec("torch").submodule_search_locations[0], "x.py")
 
 
 def test_chained_message_reports_its_own_type_and_its_cause():

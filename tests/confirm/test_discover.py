@@ -23,7 +23,7 @@ def test_declared_dict_gives_one_spec_per_entry_in_order():
     assert note is None
     assert [(s.entry, s.inputs) for s in specs][:2] == [
         ("HelperModel()", "torch.randn(2, 8)"), ("stdlib_fn", "torch.randn(3)")]
-    assert len(specs) == 6
+    assert len(specs) == 7
 
 
 def test_declared_pairs_accept_none_inputs():

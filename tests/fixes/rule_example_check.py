@@ -36,9 +36,13 @@ def example(folder: Path, rule, number: int, example, defaults: dict) -> dict:
     original.write_text(example.source)
     findings = [f for f in lint_paths([str(original)], Config(), jobs=1).findings if f.rule == rule.id]
     torch._dynamo.config.load_config(defaults)
-    target, args, kwargs = _build(str(original), example.entry, example.inputs)
-    _, result = _compiled(str(original), target, args, kwargs)
-    fixes = [f.fix for f in attach_fixes(fuse(findings[:1], [result]), [result]) if f.fix and f.fix.diff]
+    try:
+        target, args, kwargs = _build(str(original), example.entry, example.inputs)
+        _, result = _compiled(str(original), target, args, kwargs)
+    except Exception as error:  # noqa: BLE001 - an example this environment cannot run (no numpy, no CUDA)
+        return {"fixed": False, "error": f"{type(error).__name__}: {error}"}
+    fused = attach_fixes(fuse(findings[:1], [result]), [result])
+    fixes = [f.fix for f in fused if f.rule == rule.id and f.fix and f.fix.diff]
     if not fixes:
         return {"fixed": False}
     refactored = original.parent.parent / "refactored" / "m.py"

@@ -18,6 +18,7 @@ from tests.helpers import ROOT
 
 CASES = load_cases()
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+pytestmark = pytest.mark.xdist_group("refactors")  # with --dist loadgroup the TorchDynamo run happens once
 
 
 def _fix(case: RefactorCase, rule: str | None = None):

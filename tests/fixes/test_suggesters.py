@@ -35,7 +35,7 @@ def test_item_kept_as_tensor_only_when_combined_with_tensors(tmp_path):
         def fn(x):
             return x * x.sum().item()
     """, ".item()", gb_id="GB0124")
-    assert "+    return x * x.sum()" in combined.diff and combined.edits
+    assert "+    return x * x.sum()" in combined.diff and not combined.edits  # a type changes: no auto-edit
     returned = _fix(tmp_path, """
         import torch
         def fn(x):

@@ -73,6 +73,30 @@ def fn(x):
     x = x + 1
     return not x.isfinite().all()  # expect: BS204
 """, "fn", "torch.randn(8)"),
+    # A root's untyped parameters are assumed tensors but are mostly numbers (Swin's H, W): arithmetic
+    # and tests on them alone are not flagged; a tensor method on them still is.
+    ("""
+import math
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class WindowBlock(nn.Module):
+    def __init__(self, window=4):
+        super().__init__()
+        self.window = window
+
+    def forward(self, x, H, W):
+        B, L, C = x.shape
+        x = x.view(B, H, W, C)
+        pad_r = (self.window - W % self.window) % self.window
+        pad_b = (self.window - H % self.window) % self.window
+        if pad_r > 0 or pad_b > 0:
+            x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
+        Hp = int(math.ceil(H / self.window)) * self.window
+        windows = x.view(B, Hp // self.window, self.window, -1, self.window, C)
+        return windows.sum() if H > 2 else windows.mean()
+""", "WindowBlock()", "(torch.randn(2, 30, 4), 5, 6)"),
     # Conditions on Python state, shapes and dtypes do not break.
     ("""
 import torch

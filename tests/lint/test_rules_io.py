@@ -23,9 +23,9 @@ def findings(tmp_path, body: str, header: str = HEADER, indent: str = "    ") ->
     ("s = f'{x!r}'\nreturn x", {(1, "BS407")}),
     ("s = x.__repr__()\nreturn x", {(1, "BS407")}),
     ("s = str([x, x])\nreturn x", {(1, "BS407")}),
-    # formatting without a conversion, metadata, optional tensors: all traced
-    ("s = f'{x}' + '{}'.format(x) + f'{x:.2f}' + str(mask)\nreturn x", set()),
-    ("s = f'{x.shape!r}' + str(x.dtype) + repr(x.device) + '%d' % x.shape[0]\nreturn x", set()),
+    # formatting without a conversion (the string is only passed on), optional tensors: traced
+    ("a = f'{x}'\nb = '{}'.format(x)\nc = f'{x:.2f}' if x.dim() == 0 else str(mask)\nreturn x, a, b, c", set()),
+    ("s = f'{x.shape!r}' + str(x.dtype) + repr(x.device) + '%d' % x.shape[0]\nreturn x, s", set()),
     # exception and assert messages are formatted only on failure
     ("if x.dim() != 1:\n    raise ValueError('bad ' + str(x))\nassert x.shape[0] > 0, repr(x)\nreturn x", set()),
 ])
@@ -73,3 +73,21 @@ def test_debug_flag_branches_are_left_alone(tmp_path):
     return x
     """
     assert findings(tmp_path, body, header, indent=" " * 8) == {(5, "BS401")}
+
+
+def test_warnings_in_rare_branches_are_left_alone(tmp_path):
+    header = HEADER.replace("import sys\n", "import sys\nimport warnings\n")
+    body = """
+    warnings.warn('FnV1 is deprecated')
+    if mask is not None:
+        warnings.warn('mask is ignored')
+        logger.warning('mask is ignored')
+        logging.error('mask is ignored')
+    try:
+        y = x + 1
+    except RuntimeError:
+        logger.exception('failed')
+        raise
+    return y
+    """
+    assert findings(tmp_path, body, header) == {(1, "BS404")}

@@ -24,7 +24,8 @@ from breakscan.report.verify import attach_baseline
 from tests.fixes.patching import apply_diff
 from tests.helpers import FIXTURES
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed"),
+              pytest.mark.xdist_group("report-end-to-end")]  # with --dist loadgroup: one run_targets call
 
 
 @dataclass

@@ -141,3 +141,17 @@ def test_a_loop_condition_sits_between_the_graph_before_and_the_loop_body(tmp_pa
                                                           GraphInfo(1, 3, lines=(2, 3), path=path)),
                           breaks=(Break(path, 2, "GB0170", None, "jump", stack=(Frame(path, 2, "countdown"),), count=2),))
     assert _ids(build_chain(target, [])) == ["g1", "b1", "g2"]
+
+
+def test_graphs_on_the_break_line_and_of_helpers_called_before_it(tmp_path):
+    """`x * 2 + t.item()`: the product's graph led up to the break, the sum's resumed after it; a
+    helper's own graph counts at the line that calls it."""
+    source = tmp_path / "lines.py"
+    source.write_text("def scale(x):\n    return x / 3\n\n\ndef fn(x, t):\n    x = scale(x)\n"
+                      "    y = x * 2 + t.item()\n    return y\n")
+    path = str(source)
+    target = TargetResult("fn", path, "ok", graphs=(GraphInfo(0, 1, ("truediv",), (2,), path),
+                                                    GraphInfo(1, 1, ("mul",), (7,), path),
+                                                    GraphInfo(2, 1, ("add",), (7,), path)),
+                          breaks=(Break(path, 7, "GB0124", None, "item", stack=(Frame(path, 7, "fn"),)),))
+    assert _ids(build_chain(target, [])) == ["g1", "g2", "b1", "g3"]

@@ -99,3 +99,9 @@ def test_ops_per_graph_and_graph_format(tmp_path):
     assert "<summary>ops per graph</summary>" in text
     assert "<td>Graph 2</td><td class=\"num\">1</td><td>line 5</td><td class=\"ops\">sum</td>" in text
     assert "digraph &quot;M()&quot;" in text
+
+
+def test_max_per_rule_folds_the_rest_but_keeps_them_linkable(tmp_path):
+    text, page = _page(tmp_path, max_per_rule=1)
+    assert "<details><summary>1 more</summary>" in text
+    assert {link[1:] for link in page.links if link.startswith("#")} <= set(page.ids)

@@ -23,7 +23,7 @@ def test_graph_format_adds_the_picture(tmp_path):
 
 def test_fix_has_summary_diff_and_edits(tmp_path):
     data = json.loads(render("json", model_report(tmp_path), RenderOptions()))
-    fix = data["findings"][0]["fix"]
+    fix = data["findings"][3]["fix"]  # deleting an explicit graph break: a safe single-node edit
     assert fix["diff"].splitlines()[2].startswith("@@")
-    assert fix["edits"] == [{"line": 5, "column": 9, "end_line": 5, "end_column": 23, "replacement": "h.sum()"}]
-    assert data["findings"][1]["fix"]["edits"] == []  # a guard changes behaviour under compile: diff only
+    assert fix["edits"] == [{"line": 21, "column": 1, "end_line": 22, "end_column": 1, "replacement": "        pass\n"}]
+    assert data["findings"][0]["fix"]["edits"] == []  # .item() -> tensor changes a type: diff only

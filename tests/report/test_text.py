@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from breakscan.model import FileError, Finding, Span, TargetResult
 from breakscan.report import RenderOptions, render
+from breakscan.fixes import attach_fixes
 from tests.report.factories import finding, model_report
 
 PLAIN = RenderOptions(color=False, width=80)
@@ -119,3 +120,14 @@ def test_empty_report():
 
     text = render("text", Report(version="0.1.0", files=3), PLAIN)
     assert _lines(text)[-1] == "0 findings (0 confirmed, 0 missed by the lint) · 0 errors · 3 files · 0 targets"
+
+
+def test_long_code_and_diff_lines_are_cut_not_wrapped(tmp_path):
+    report = model_report(tmp_path)
+    source = tmp_path / "model.py"
+    source.write_text(source.read_text().replace('"x", x.shape', '"' + "x" * 80 + '", x.shape'))
+    report.findings = attach_fixes(report.findings)
+    lines = render("text", report, PLAIN).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(line.endswith("…") and "❱ 12 │" in line for line in lines)
+    assert any(line.endswith("…") and line.strip().startswith("-") for line in lines)

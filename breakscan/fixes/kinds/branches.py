@@ -180,4 +180,4 @@ def reduce_with_tensor_method(src: SourceModule, finding: Finding) -> Rewrite | 
     text = f"{atom(src, call.args[0].value)}.{name}()"
     summary = (f"reduce with the tensor method `{text}` instead of the builtin `{name}()`, which tests each "
                "element in Python; the 0-d result is only combined with tensors")
-    return Rewrite(summary, (replace_node(src, call, text),), safe=True)
+    return Rewrite(summary, (replace_node(src, call, text),))

@@ -67,8 +67,8 @@ def config_switch(src: SourceModule, setting: str, summary: str) -> Rewrite | No
     if f"config.{setting} = True" in src.text:
         return None
     torch, imports = torch_ref(src)
-    line = f"{torch}._dynamo.config.{setting} = True  # for torch.compile; affects the whole process\n"
-    return Rewrite(summary, (*imports, insert_at(_insertion_line(src), line)))
+    lines = f"# torch.compile setting (for the whole process)\n{torch}._dynamo.config.{setting} = True\n"
+    return Rewrite(summary, (*imports, insert_at(_insertion_line(src), lines)))
 
 
 def in_arithmetic(src: SourceModule, node: cst.CSTNode) -> tuple[cst.CSTNode, bool]:

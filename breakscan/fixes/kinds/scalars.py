@@ -12,9 +12,9 @@ from breakscan.fixes.source import SourceModule
 from breakscan.model import Finding
 
 _CONVERSIONS = ("float", "int", "bool")
-# math functions whose torch namesake takes a tensor and returns one.
-_MATH = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
-         "cos": "cos", "tan": "tan", "tanh": "tanh", "fabs": "abs"}
+# math functions on a tensor, and the torch function that keeps the result a tensor.
+_MATH = {"math.sqrt": "sqrt", "math.exp": "exp", "math.log": "log", "math.log2": "log2", "math.log10": "log10",
+         "math.sin": "sin", "math.cos": "cos", "math.tan": "tan", "math.tanh": "tanh", "math.fabs": "abs"}
 
 
 def _extraction(src: SourceModule, node: cst.CSTNode) -> bool:
@@ -24,7 +24,7 @@ def _extraction(src: SourceModule, node: cst.CSTNode) -> bool:
         return not node.args
     name = call_name(src, node)
     one_arg = len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star
-    return one_arg and (name in _CONVERSIONS or (name or "").removeprefix("math.") in _MATH and name.startswith("math."))
+    return one_arg and (name in _CONVERSIONS or name in _MATH)
 
 
 def _as_tensor(src: SourceModule, call: cst.Call, torch: str) -> str:
@@ -35,7 +35,7 @@ def _as_tensor(src: SourceModule, call: cst.Call, torch: str) -> str:
     name = call_name(src, call)
     if name in _CONVERSIONS:
         return argument
-    return f"{torch}.{_MATH[name.removeprefix('math.')]}({argument})"
+    return f"{torch}.{_MATH[name]}({argument})"
 
 
 def keep_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:
@@ -45,9 +45,9 @@ def keep_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:
     torch, imports = torch_ref(src)
     tensor = _as_tensor(src, call, torch)
     imports = imports if tensor.startswith(f"{torch}.") else ()
-    summary = (f"keep the value as a 0-d tensor: `{tensor}` instead of `{src.code(call)}`; "
-               "it is only combined with tensors, so the result is the same and stays in the graph")
-    return Rewrite(summary, (*imports, replace_node(src, call, tensor)), safe=not imports)
+    summary = (f"keep the value as a 0-d tensor: `{tensor}` instead of `{src.code(call)}`; it is only used "
+               "in arithmetic, where a 0-d tensor gives the same values and stays in the graph")
+    return Rewrite(summary, (*imports, replace_node(src, call, tensor)))
 
 
 def compare_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:

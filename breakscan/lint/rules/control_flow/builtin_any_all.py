@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import is_number_like
 
 
 class BuiltinAnyAll(Rule):
@@ -69,5 +70,5 @@ class BuiltinAnyAll(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         if (len(node.args) == 1 and ctx.qualname(node.func) in ("builtins.any", "builtins.all")
-                and ctx.value(node.args[0].value) in (v.TENSOR, v.TENSORS)):
+                and ctx.value(node.args[0].value) in (v.TENSOR, v.TENSORS) and not is_number_like(node.args[0].value, ctx)):
             ctx.report(self, node)

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import holds_tensor_data
 
 
 class TensorBoolOperator(Rule):
@@ -138,7 +139,7 @@ def _tests_tensor(node: cst.BaseExpression, ctx) -> bool:
     """Whether evaluating the operator tree needs a tensor's truth: every operand but the last is
     tested to pick the result, and `not` tests its operand."""
     operands = list(_operands(node))
-    return any((negated or position < len(operands) - 1) and ctx.is_bool_tested_tensor(operand)
+    return any((negated or position < len(operands) - 1) and holds_tensor_data(operand, ctx)
                for position, (operand, negated) in enumerate(operands))
 
 

@@ -1,6 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import holds_tensor_data
 
 
 class TensorComprehensionIf(Rule):
@@ -56,5 +57,5 @@ class TensorComprehensionIf(Rule):
     )
 
     def on_CompIf(self, node: cst.CompIf, ctx) -> None:
-        if ctx.is_bool_tested_tensor(node.test):
+        if holds_tensor_data(node.test, ctx):
             ctx.report(self, node.test)

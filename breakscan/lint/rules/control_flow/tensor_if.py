@@ -1,6 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import holds_tensor_data
 
 
 class TensorIf(Rule):
@@ -95,5 +96,5 @@ class TensorIf(Rule):
     )
 
     def on_If(self, node: cst.If, ctx) -> None:
-        if ctx.is_bool_tested_tensor(node.test):
+        if holds_tensor_data(node.test, ctx):
             ctx.report(self, node.test)

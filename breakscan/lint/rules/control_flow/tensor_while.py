@@ -1,6 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.scalars._values import holds_tensor_data
 
 
 class TensorWhile(Rule):
@@ -60,5 +61,5 @@ class TensorWhile(Rule):
     )
 
     def on_While(self, node: cst.While, ctx) -> None:
-        if ctx.is_bool_tested_tensor(node.test):
+        if holds_tensor_data(node.test, ctx):
             ctx.report(self, node.test)

@@ -3,6 +3,8 @@ import libcst as cst
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.dynamic_shapes._booleans import MaskTracker
 
+LOGICAL_ASSIGN = (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)
+
 
 class BooleanMaskIndex(Rule):
     id = "BS302"
@@ -147,9 +149,6 @@ class BooleanMaskIndex(Rule):
             return
         if any(isinstance(e.slice, cst.Index) and self.masks.is_mask(e.slice.value, ctx) for e in node.slice):
             ctx.report(self, node)
-
-
-LOGICAL_ASSIGN = (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)
 
 
 def _flatten(targets: list[cst.BaseExpression]):

@@ -17,7 +17,8 @@ class OneHotClasses(Rule):
     ## Why is this bad?
     Without a class count, `one_hot` makes `t.max() + 1` columns, a size known only at run time.
     TorchDynamo ends the graph at the call and runs it eagerly (GB0246 when the argument is
-    missing, GB0033 "Data dependent operator" for `num_classes=-1`).
+    missing, GB0033 "Data dependent operator" for `num_classes=-1`). Unlike `nonzero` or
+    `unique`, it breaks even with `capture_dynamic_output_shape_ops=True`.
 
     ## Example
     ```python

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._debug import SkipsDebugBranches
+from breakscan.lint.rules.io._branches import BranchAware
 
 # `logging.Logger` methods (and the `*_once` helpers Hugging Face attaches to it): all break.
 LOGGER_METHODS = frozenset(
@@ -10,6 +10,10 @@ LOGGER_METHODS = frozenset(
         "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "isEnabledFor",
         "getEffectiveLevel", "setLevel", "warning_once", "info_once", "warning_advice",
     }
+)
+# Warnings and errors report unusual input: inside an `if`/`except` they are rarely reached.
+WARNING_METHODS = frozenset(
+    {"warning", "warn", "error", "exception", "critical", "fatal", "warning_once", "info_once", "warning_advice"}
 )
 # What a logger object is called by convention. The module index does not record module-level
 # assignments (`logger = logging.getLogger(__name__)`), so the name is the evidence, backed by the
@@ -20,7 +24,7 @@ LOGGER_FACTORIES = ("logging.getLogger", "getLogger", "get_logger")
 OTHER_LOGGING_PACKAGES = ("loguru.", "absl.", "structlog.")
 
 
-class LoggerCall(SkipsDebugBranches, Rule):
+class LoggerCall(BranchAware, Rule):
     id = "BS403"
     name = "logger-call"
     gb_ids = ("GB0291",)
@@ -33,7 +37,9 @@ class LoggerCall(SkipsDebugBranches, Rule):
     `logger.isEnabledFor`, `logger.setLevel` and Hugging Face's `logger.warning_once`, on
     `logging.getLogger(...)` / `get_logger(...)` results and on the conventional logger names
     (`logger`, `log`, `_logger`, `LOGGER`, `self.logger`) in modules that import a logging module.
-    Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone, and so are warnings and
+    errors (`warning`, `warning_once`, `error`, ...) inside an `if`/`else` or `except` handler:
+    they report unusual input, and TorchDynamo never traces a branch that is not taken.
 
     ## Why is this bad?
     TorchDynamo refuses every `logging.Logger` method outside export, whether or not the level is
@@ -137,8 +143,11 @@ class LoggerCall(SkipsDebugBranches, Rule):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in LOGGER_METHODS:
             return
-        if _is_logger(func.value, ctx) and not self.in_debug_branch(node):
-            ctx.report(self, node)
+        if not _is_logger(func.value, ctx) or self.in_debug_branch(node):
+            return
+        if func.attr.value in WARNING_METHODS and self.in_conditional_branch(node):
+            return
+        ctx.report(self, node)
 
 
 def _is_logger(receiver: cst.BaseExpression, ctx) -> bool:

@@ -1,15 +1,17 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._debug import SkipsDebugBranches
+from breakscan.lint.rules.io._branches import BranchAware
 
 # The module-level shortcuts of the stdlib `logging` module that log through the root logger.
 LOGGING_FUNCTIONS = frozenset(
     f"logging.{name}" for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
 )
+# Warnings and errors report unusual input: inside an `if`/`except` they are rarely reached.
+WARNING_FUNCTIONS = frozenset(f"logging.{name}" for name in ("warning", "warn", "error", "exception", "critical", "fatal"))
 
 
-class LoggingCall(SkipsDebugBranches, Rule):
+class LoggingCall(BranchAware, Rule):
     id = "BS402"
     name = "logging-module-call"
     gb_ids = ("GB4841", "GB0007", "GB6215")
@@ -20,7 +22,9 @@ class LoggingCall(SkipsDebugBranches, Rule):
     Flags the `logging` module's own functions in compiled code: `logging.info(...)`,
     `logging.debug`, `logging.warning`, `logging.warn`, `logging.error`, `logging.exception`,
     `logging.critical`, `logging.fatal`, `logging.log`, and `logging.getLogger(name)`.
-    Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone, and so are warnings and
+    errors inside an `if`/`else` or `except` handler (they report unusual input, and TorchDynamo
+    never traces a branch that is not taken).
 
     ## Why is this bad?
     TorchDynamo traces into the logging machinery and fails there, whether or not the level is
@@ -90,6 +94,8 @@ class LoggingCall(SkipsDebugBranches, Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         qualified = ctx.qualname(node.func)
-        if qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args):
-            if not self.in_debug_branch(node):
-                ctx.report(self, node)
+        if not (qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args)):
+            return
+        if self.in_debug_branch(node) or (qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node)):
+            return
+        ctx.report(self, node)

@@ -1,15 +1,15 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._debug import SkipsDebugBranches
+from breakscan.lint.rules.io._branches import BranchAware
 
 
-class PrintCall(SkipsDebugBranches, Rule):
+class PrintCall(BranchAware, Rule):
     id = "BS401"
     name = "print-call"
     gb_ids = ("GB0059",)
     message = "`print` cannot be traced: the graph breaks here, even for a constant string"
-    fix_hint = "remove it, move it out of the compiled code, or set torch._dynamo.config.reorderable_logging_functions = {print}"
+    fix_hint = "remove it, move it out of the compiled code, or add print to torch._dynamo.config.reorderable_logging_functions"
     docs = """
     ## What it does
     Flags every `print(...)` call in compiled code, whatever it prints (`print("step")`

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._debug import SkipsDebugBranches
+from breakscan.lint.rules.io._branches import BranchAware
 
 STDIO_CALLS = frozenset(
     f"sys.{stream}.{method}" for stream in ("stdout", "stderr", "__stdout__", "__stderr__")
@@ -9,7 +9,7 @@ STDIO_CALLS = frozenset(
 )
 
 
-class StdioWrite(SkipsDebugBranches, Rule):
+class StdioWrite(BranchAware, Rule):
     id = "BS405"
     name = "stdio-write"
     gb_ids = ("GB0156",)

@@ -1,12 +1,12 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._debug import SkipsDebugBranches
+from breakscan.lint.rules.io._branches import BranchAware
 
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 
 
-class WarningsWarn(SkipsDebugBranches, Rule):
+class WarningsWarn(BranchAware, Rule):
     id = "BS404"
     name = "warnings-warn"
     gb_ids = ("GB0007",)
@@ -14,9 +14,10 @@ class WarningsWarn(SkipsDebugBranches, Rule):
     fix_hint = "warn outside the compiled code (e.g. in __init__), or add warnings.warn to torch._dynamo.config.reorderable_logging_functions"
     docs = """
     ## What it does
-    Flags `warnings.warn(...)` and `warnings.warn_explicit(...)` in compiled code (deprecation
-    notices in `forward` are the usual case). Calls under an `if self.verbose:` / `if debug:`
-    flag are left alone.
+    Flags `warnings.warn(...)` and `warnings.warn_explicit(...)` that run on every call of
+    compiled code (a deprecation notice at the top of `forward` is the usual case). A warning
+    inside an `if`/`else` or an `except` handler is left alone: it fires only on unusual input,
+    and TorchDynamo never traces a branch that is not taken.
 
     ## Why is this bad?
     `warnings.warn` is on TorchDynamo's skip list: calling it ends the graph, the call runs
@@ -26,8 +27,9 @@ class WarningsWarn(SkipsDebugBranches, Rule):
 
     ## Example
     ```python
-    if past is not None:
-        warnings.warn("`past` is deprecated, use `past_key_values`", FutureWarning)
+    def forward(self, x):
+        warnings.warn("OldBlock is deprecated, use NewBlock", FutureWarning)
+        return self.net(x)
     ```
 
     ## Use instead
@@ -50,15 +52,14 @@ class WarningsWarn(SkipsDebugBranches, Rule):
         """),
         Example("""
             import torch
+            from torch import nn
             from warnings import warn
 
-            @torch.compile
-            def fn(x, scale=None):
-                if scale is None:
-                    warn("scale not given, using 1.0")  # break
-                    scale = 1.0
-                return x * scale
-        """),
+            class OldBlock(nn.Module):
+                def forward(self, x):
+                    warn("OldBlock is deprecated, use NewBlock", FutureWarning)  # break
+                    return x * 2
+        """, entry="OldBlock()"),
     )
     valid = (
         Example("""
@@ -77,22 +78,19 @@ class WarningsWarn(SkipsDebugBranches, Rule):
                     return x * self.scale
         """, entry="Model()"),
         Example("""
+            import warnings
             import torch
-            from torch import nn
 
-            class Model(nn.Module):
-                def __init__(self, debug=False):
-                    super().__init__()
-                    self.debug = debug
-
-                def forward(self, x):
-                    if self.debug:
-                        import warnings
-                        warnings.warn("debug mode")
-                    return x * 2
-        """, entry="Model()"),
+            @torch.compile
+            def fn(x, head_mask=None):
+                if head_mask is not None:
+                    warnings.warn("head_mask is deprecated", FutureWarning)
+                    x = x * head_mask
+                return x * 2
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in WARN_FUNCTIONS and not self.in_debug_branch(node):
+        # A warning inside `if`/`except` fires on unusual input only: TorchDynamo rarely meets it.
+        if ctx.qualname(node.func) in WARN_FUNCTIONS and not self.in_conditional_branch(node):
             ctx.report(self, node)

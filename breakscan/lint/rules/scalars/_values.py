@@ -106,11 +106,9 @@ def _is_root(ctx) -> bool:
     return function.compiled or (function.class_name is not None and function.qualname.endswith(".forward"))
 
 
-def is_unknown_parameter(node: cst.BaseExpression, ctx) -> bool:
-    """A bare parameter whose kind nobody passed in: a root's untyped parameter (`forward(self, x, H)`)
-    or a closure's. The walker assumes a tensor; `int(H)`, `range(steps)`, `x[:n]` say a number."""
-    if not isinstance(node, cst.Name):
-        return False
+def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
+    """A parameter whose kind nobody passed in: a root's untyped parameter (`forward(self, x, H, W)`)
+    or a closure's, never rebound. The walker assumes a tensor; it is as often a Python number."""
     bindings = _bindings(ctx.function.node)
     if bindings.assigned.get(node.value):
         return False
@@ -119,9 +117,42 @@ def is_unknown_parameter(node: cst.BaseExpression, ctx) -> bool:
     return node.value in bindings.nested_parameters
 
 
+def is_number_like(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:
+    """Whether the expression is a tensor only because such a parameter is assumed to be one:
+    `H`, `(ws - W % ws) % ws`, `np.ceil(H / ws)`, `pad_r > 0 or pad_b > 0`. Any tensor method or
+    torch function in it (`x.sum()`, `torch.sum(H)`) says it really is a tensor."""
+    if isinstance(node, cst.Name):
+        if node.value in _seen:
+            return False
+        if _is_unknown_parameter(node, ctx):
+            return True
+        values = assigned_values(node.value, ctx)
+        return bool(values) and all(
+            value is not None and is_number_like(value, ctx, _seen | {node.value}) for value in values
+        )
+    if isinstance(node, cst.BinaryOperation):
+        parts = [node.left, node.right]
+    elif isinstance(node, cst.Comparison):
+        parts = [node.left, *(c.comparator for c in node.comparisons)]
+    elif isinstance(node, cst.BooleanOperation):
+        parts = [node.left, node.right]
+    elif isinstance(node, cst.UnaryOperation):
+        parts = [node.expression]
+    elif isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+        qualified = ctx.qualname(node.func)
+        if qualified is None or qualified.startswith("torch."):
+            return False  # a method of the value itself, or a torch function
+        parts = [a.value for a in node.args]
+    else:
+        return False
+    sources = [part for part in parts if ctx.value(part) != v.OTHER]
+    return bool(sources) and all(is_number_like(part, ctx, _seen) for part in sources)
+
+
 def holds_tensor_data(node: cst.BaseExpression, ctx) -> bool:
-    """A tensor whose data a Python conversion would need (not an optional one, not a guess)."""
-    return ctx.is_bool_tested_tensor(node) and not is_unknown_parameter(node, ctx)
+    """A tensor whose data a Python conversion would need: not an optional tensor, and not a
+    number-like expression of parameters only assumed to be tensors (`is_number_like`)."""
+    return ctx.is_bool_tested_tensor(node) and not is_number_like(node, ctx)
 
 
 def is_scalar_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:

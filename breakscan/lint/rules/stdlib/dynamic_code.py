@@ -20,9 +20,10 @@ class DynamicCode(Rule):
 
     ## Why is this bad?
     These builtins run code or expose namespaces that TorchDynamo cannot model: it ends the graph
-    at the call (GB0059 "Failed to trace builtin operator") and runs it eagerly. `eval` of a
-    literal constant expression (`eval("1 + 1")`) is folded and does not break; an `eval` that
-    names anything (`eval("x * 2")`, `eval("ACTIVATIONS")`) does.
+    at the call (GB0059 "Failed to trace builtin operator") and runs it eagerly. TorchDynamo
+    folds `eval` of a literal (`eval("[1, 2]")`) or of plain arithmetic (`eval("2 * 4")`); an
+    `eval` that names anything (`eval("x * 2")`, `eval("ACTIVATIONS")`), calls anything or uses
+    `**` breaks.
 
     ## Example
     ```python
@@ -70,7 +71,7 @@ class DynamicCode(Rule):
 
             @torch.compile
             def fn(x):
-                return HELPERS["scaled"](x) + eval("1 + 1")
+                return HELPERS["scaled"](x) + eval("1 + 1") * eval("[1, 2]")[0]
         """),
         Example("""
             import torch
@@ -88,8 +89,15 @@ class DynamicCode(Rule):
             ctx.report(self, node)
 
 
+_NUMERIC_NODES = (
+    ast.Expression, ast.Constant, ast.UnaryOp, ast.BinOp, ast.UAdd, ast.USub, ast.Invert, ast.Add, ast.Sub,
+    ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.BitOr, ast.BitXor, ast.BitAnd,
+)
+
+
 def _is_constant_eval(node: cst.Call) -> bool:
-    """`eval("1 + 1")`: a literal string naming nothing, which TorchDynamo folds."""
+    """What TorchDynamo 2.13 folds (BuiltinVariable.call_eval): one literal string holding a
+    Python literal, or arithmetic on numbers without `**`, names or calls."""
     if len(node.args) != 1 or not isinstance(node.args[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         return False
     text = node.args[0].value.evaluated_value
@@ -99,4 +107,16 @@ def _is_constant_eval(node: cst.Call) -> bool:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
         return False
-    return not any(isinstance(part, ast.Name) for part in ast.walk(tree))
+    if any(isinstance(part, ast.Call) for part in ast.walk(tree)):
+        return False
+    try:
+        ast.literal_eval(tree)
+        return True
+    except ValueError:
+        return all(
+            isinstance(part, _NUMERIC_NODES)
+            and (not isinstance(part, ast.Constant) or isinstance(part.value, (bool, int, float, complex)))
+            for part in ast.walk(tree)
+        )
+    except (TypeError, SyntaxError, MemoryError, RecursionError):
+        return False

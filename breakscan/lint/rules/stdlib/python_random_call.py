@@ -1,36 +1,28 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-
-# Module-level `random` functions TorchDynamo 2.13 skips (GB0007). `random.uniform`, `randint`
-# and `randrange` are traced instead (see python-random-branch), and so are the methods of a
-# `random.Random` instance.
-SKIPPED_RANDOM = frozenset(
-    f"random.{name}"
-    for name in (
-        "random", "choice", "choices", "shuffle", "sample", "seed", "getstate", "getrandbits", "gauss",
-        "normalvariate", "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "betavariate",
-        "paretovariate", "weibullvariate", "triangular",
-    )
-)
+from breakscan.lint.rules.stdlib._random import is_skipped_random_call
 
 
 class PythonRandomCall(Rule):
     id = "BS502"
     name = "python-random-call"
-    gb_ids = ("GB0007",)
-    message = "this `random` module function is skipped by TorchDynamo: the graph breaks here"
-    fix_hint = "draw with torch (torch.rand(()), torch.randperm, torch.multinomial), or use a random.Random instance"
+    gb_ids = ("GB0007", "GB0156")
+    message = "TorchDynamo cannot trace this `random` call: the graph breaks here"
+    fix_hint = "draw with torch (torch.rand(()), torch.randperm, torch.multinomial) or use random.uniform/randint in tensor math"
     docs = """
     ## What it does
     Flags calls to the global `random` module's `random()`, `choice()`, `shuffle()`, `sample()`,
-    `gauss()`, `seed()`, `getrandbits()` and its other distributions in compiled code.
+    `gauss()`, `seed()`, `getrandbits()` and its other distributions in compiled code, and the
+    same methods (all but `random`, `uniform`, `randint`, `randrange`) of a `random.Random`
+    instance held by the module (`self.rng = random.Random(seed)`).
 
     ## Why is this bad?
-    TorchDynamo 2.13 marks these functions as skipped: the graph ends at the call, the call runs
-    eagerly and a new graph starts after it (GB0007). Stochastic-depth and augmentation code often
-    does this on every forward. (`random.uniform`, `random.randint` and `random.randrange` are
-    traced and do not break here, nor do the methods of a `random.Random` instance.)
+    TorchDynamo 2.13 marks these module functions as skipped (GB0007) and cannot trace those
+    instance methods (GB0156): the graph ends at the call, the call runs eagerly and a new graph
+    starts after it. Stochastic-depth and augmentation code often does this on every forward.
+    `random.uniform`, `random.randint`, `random.randrange` and an instance's `random()`,
+    `uniform()`, `randint()` and `randrange()` are traced instead (see python-random-value).
 
     ## Example
     ```python
@@ -81,6 +73,19 @@ class PythonRandomCall(Rule):
                 random.shuffle(order)  # break
                 return x.view(4, 2)[order]
         """),
+        Example("""
+            import random
+            import torch
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rng = random.Random(0)
+
+                def forward(self, x):
+                    y = x * 2
+                    return y * self.rng.gauss(0, 1)  # break
+        """, entry="Model()"),
     )
     valid = (
         Example("""
@@ -95,14 +100,16 @@ class PythonRandomCall(Rule):
             import random
             import torch
 
-            RNG = random.Random(0)
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rng = random.Random(0)
 
-            @torch.compile
-            def fn(x):
-                return x * RNG.random()
-        """),
+                def forward(self, x):
+                    return x * self.rng.random() + x * self.rng.randint(1, 3)
+        """, entry="Model()"),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in SKIPPED_RANDOM:
+        if is_skipped_random_call(node, ctx):
             ctx.report(self, node)

@@ -1,0 +1,47 @@
+"""How TorchDynamo 2.13 treats the `random` module (each verified): which calls it traces into the
+graph as a fresh draw per call, and which it cannot trace at all."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from breakscan.lint import values as v
+
+RANDOM_CLASSES = frozenset({"random.Random"})
+# Traced as graph values: module functions, and these methods of a `random.Random` instance.
+TRACED_FUNCTIONS = frozenset({"random.uniform", "random.randint", "random.randrange"})
+TRACED_METHODS = frozenset({"random", "uniform", "randint", "randrange"})
+# Module functions TorchDynamo skips (GB0007); on an instance, any other method (GB0156).
+SKIPPED_FUNCTIONS = frozenset(
+    f"random.{name}"
+    for name in (
+        "random", "choice", "choices", "shuffle", "sample", "seed", "getstate", "getrandbits", "gauss",
+        "normalvariate", "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "betavariate",
+        "paretovariate", "weibullvariate", "triangular",
+    )
+)
+
+
+def _instance_method(call: cst.Call, ctx) -> str | None:
+    """`name` for `rng.name(...)` where `rng` is a known `random.Random` (`self.rng = random.Random(s)`)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Call) and ctx.qualname(receiver.func) in RANDOM_CLASSES:
+        return func.attr.value
+    value = ctx.value(receiver)
+    if isinstance(value, v.ModuleValue) and value.classes and value.classes <= RANDOM_CLASSES:
+        return func.attr.value
+    return None
+
+
+def is_traced_draw(call: cst.Call, ctx) -> bool:
+    return ctx.qualname(call.func) in TRACED_FUNCTIONS or _instance_method(call, ctx) in TRACED_METHODS
+
+
+def is_skipped_random_call(call: cst.Call, ctx) -> bool:
+    if ctx.qualname(call.func) in SKIPPED_FUNCTIONS:
+        return True
+    method = _instance_method(call, ctx)
+    return method is not None and method not in TRACED_METHODS and not method.startswith("_")

@@ -1,0 +1,98 @@
+"""Precision cases for the nn.Module rules (BS8xx), each checked against TorchDynamo 2.13 when
+written: the expected lines break, the other lines do not."""
+
+import pytest
+
+from tests.helpers import lint_source
+from tests.lint._cases import case
+
+FAMILY = "BS8"
+CASES = [
+    # normalisation without affine parameters and parameter-free layers are traced
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                norm = nn.LayerNorm(8, elementwise_affine=False)
+                inst = nn.InstanceNorm1d(8)
+                group = nn.GroupNorm(2, 8, affine=False)
+                y = group(inst(x.view(1, 8, 1).expand(1, 8, 4)))
+                return norm(y.mean(-1)) + nn.Softmax(dim=-1)(x)
+    """, entry="Model()"),
+    # the break is at the parameterised layer inside a multi-line container
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                seq = nn.Sequential(
+                    nn.ReLU(),
+                    nn.Linear(8, 8),
+                )
+                return seq(x)
+    """, (8, "BS801"), entry="Model()"),
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2
+                norm = nn.LayerNorm(8, elementwise_affine=True)
+                return norm(y)
+    """, (7, "BS801"), entry="Model()"),
+    # hooks: on tensors (parameters included) traced, on modules not
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+
+            def forward(self, x):
+                self.lin.weight.register_hook(lambda g: g)
+                return self.lin(x)
+    """, entry="Model()"),
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+
+            def forward(self, x):
+                layer = self.lin
+                layer.register_full_backward_hook(lambda m, gi, go: None)
+                return x * 2
+    """, (11, "BS803"), entry="Model()"),
+    # RNN cells are traced, the full RNN modules are not
+    case("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.LSTMCell(8, 8)
+                self.rnn = nn.RNN(8, 8)
+
+            def forward(self, x):
+                h, c = self.cell(x[0])
+                out, _ = self.rnn(x)
+                return out + h
+    """, (12, "BS804"), entry="Model()", inputs="torch.randn(2, 3, 8)"),
+]
+
+
+@pytest.mark.parametrize("item", CASES)
+def test_modules_precision(tmp_path, item):
+    outcome = lint_source(tmp_path, item.source)
+    assert not outcome.errors
+    assert {(f.line, f.rule) for f in outcome.findings if f.rule.startswith(FAMILY)} == item.expected
