@@ -82,6 +82,9 @@ class ModuleIndex:
     compiled_refs: set[str] = field(default_factory=set)
     disabled_names: set[str] = field(default_factory=set)
     declares_targets: bool = False
+    # Module-level `name = call(...)`: the qualified name of what was called ("logging.getLogger");
+    # "" for any other module-level assignment, which still shadows builtins of that name.
+    assignments: dict[str, str] = field(default_factory=dict)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -92,7 +95,7 @@ class ModuleIndex:
             base = local_imports[head]
         elif head in self.imports:
             base = self.imports[head]
-        elif head in self.functions or head in self.classes:
+        elif head in self.functions or head in self.classes or head in self.assignments:
             base = f"{self.name}.{head}"
         elif head in BUILTIN_NAMES:
             base = f"builtins.{head}"
@@ -116,6 +119,8 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
         for small in statement.body:
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 index.imports.update(import_bindings(small, index.package))
+            elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                _index_assignment(index, small)
     elif isinstance(statement, cst.FunctionDef):
         info = FunctionInfo(index, statement.name.value, statement, top, decorators=_decorators(index, statement))
         index.functions[info.qualname] = info
@@ -126,6 +131,16 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
         for block in _blocks(statement):
             for inner in block.body:
                 _index_statement(index, inner, top)
+
+
+def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    called = ""
+    if isinstance(node.value, cst.Call):
+        called = index.qualify(dotted_name(node.value.func)) or ""
+    for target in targets:
+        if isinstance(target, cst.Name):
+            index.assignments[target.value] = called
 
 
 def _blocks(statement: cst.CSTNode):

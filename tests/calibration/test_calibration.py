@@ -12,24 +12,27 @@ pytest.importorskip("torch")
 from breakscan.confirm import run_targets  # noqa: E402
 from breakscan.lint.rules import all_rules  # noqa: E402
 from breakscan.model import TargetSpec  # noqa: E402
+from tests.confirm.helpers import once_per_session  # noqa: E402
 
 CASES = [(rule, kind, index, example) for rule in all_rules()
          for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
          for index, example in enumerate(examples)]
 IDS = [f"{rule.id}-{kind}-{index}" for rule, kind, index, _ in CASES]
 
-pytestmark = pytest.mark.xdist_group("calibration")
-
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("calibration")
-    specs = []
-    for case_id, (_, _, _, example) in zip(IDS, CASES):
-        path = folder / f"{case_id.replace('-', '_')}.py"
-        path.write_text(example.source)
-        specs.append(TargetSpec(str(path), example.entry, example.inputs, name=case_id))
-    return dict(zip(IDS, run_targets(specs, device="cpu", timeout=120)))
+def results(request, tmp_path_factory):
+    def run_all_examples():
+        folder = tmp_path_factory.mktemp("calibration")
+        specs = []
+        for case_id, (_, _, _, example) in zip(IDS, CASES):
+            path = folder / f"{case_id.replace('-', '_')}.py"
+            path.write_text(example.source)
+            specs.append(TargetSpec(str(path), example.entry, example.inputs, name=case_id))
+        return run_targets(specs, device="cpu", timeout=120)
+
+    # One batch for the whole session, even when pytest-xdist splits the tests across workers.
+    return dict(zip(IDS, once_per_session(request, tmp_path_factory, "calibration", run_all_examples)))
 
 
 @pytest.mark.parametrize("rule,kind,index,example", CASES, ids=IDS)

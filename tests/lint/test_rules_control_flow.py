@@ -97,6 +97,16 @@ class WindowBlock(nn.Module):
         windows = x.view(B, Hp // self.window, self.window, -1, self.window, C)
         return windows.sum() if H > 2 else windows.mean()
 """, "WindowBlock()", "(torch.randn(2, 30, 4), 5, 6)"),
+    # The first parameter is the root's input: a tensor, even compared with a Python number.
+    ("""
+import torch
+
+@torch.compile
+def fn(loss, limit):
+    if loss > limit:  # expect: BS201
+        return loss * 0
+    return loss
+""", "fn", "(torch.tensor(5.0), 10.0)"),
     # Conditions on Python state, shapes and dtypes do not break.
     ("""
 import torch

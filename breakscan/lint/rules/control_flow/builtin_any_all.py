@@ -69,6 +69,8 @@ class BuiltinAnyAll(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if (len(node.args) == 1 and ctx.qualname(node.func) in ("builtins.any", "builtins.all")
-                and ctx.value(node.args[0].value) in (v.TENSOR, v.TENSORS) and not is_number_like(node.args[0].value, ctx)):
+        if len(node.args) != 1 or ctx.qualname(node.func) not in ("builtins.any", "builtins.all"):
+            return
+        iterable = node.args[0].value
+        if ctx.value(iterable) in (v.TENSOR, v.TENSORS) and not is_number_like(iterable, ctx):
             ctx.report(self, node)

@@ -9,7 +9,7 @@ class TensorComprehensionIf(Rule):
     name = "tensor-comprehension-if"
     gb_ids = ("GB0170", "GB4347")
     message = "a comprehension filter on a tensor's value: TorchDynamo cannot know which items to keep, the graph breaks"
-    fix_hint = "keep every item and mask (torch.where / multiply by the condition), or filter outside the compiled code"
+    fix_hint = "keep every item and mask it (torch.where), or filter outside the compiled code"
     docs = """
     ## What it does
     Flags the `if` clause of a list, set, dict or generator comprehension when it tests tensor

@@ -15,8 +15,8 @@ LOGGER_METHODS = frozenset(
 WARNING_METHODS = frozenset(
     {"warning", "warn", "error", "exception", "critical", "fatal", "warning_once", "info_once", "warning_advice"}
 )
-# What a logger object is called by convention. The module index does not record module-level
-# assignments (`logger = logging.getLogger(__name__)`), so the name is the evidence, backed by the
+# What a logger object is called by convention: the evidence for loggers that are not built by a
+# module-level `logging.getLogger(...)` in the same file (imported, or attributes), backed by the
 # module importing a logging module.
 LOGGER_NAMES = frozenset({"logger", "log", "_logger", "_log", "LOGGER", "_LOGGER", "LOG", "_LOG"})
 LOGGER_FACTORIES = ("logging.getLogger", "getLogger", "get_logger")
@@ -153,6 +153,10 @@ class LoggerCall(BranchAware, Rule):
 def _is_logger(receiver: cst.BaseExpression, ctx) -> bool:
     if isinstance(receiver, cst.Call):  # logging.getLogger(__name__).info(...)
         factory = ctx.qualname(receiver.func) or dotted_name(receiver.func) or ""
+        return factory.endswith(LOGGER_FACTORIES) and not factory.startswith(OTHER_LOGGING_PACKAGES)
+    if isinstance(receiver, cst.Name) and receiver.value in ctx.module.assignments:
+        # `logger = logging.getLogger(__name__)` at module level: what built it decides.
+        factory = ctx.module.assignments[receiver.value]
         return factory.endswith(LOGGER_FACTORIES) and not factory.startswith(OTHER_LOGGING_PACKAGES)
     name = dotted_name(receiver)
     if name is None or name.rsplit(".", 1)[-1] not in LOGGER_NAMES:

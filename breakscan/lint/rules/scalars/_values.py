@@ -1,6 +1,7 @@
-"""What the scalar-extraction rules ask about an expression beyond the walker's value kinds:
-whether it surely holds tensor data (not a root's untyped parameter, which is as often a Python
-number), and whether it is a 0-d tensor (a full reduction such as `x.argmax()`).
+"""What the scalar-extraction and control-flow rules ask about an expression beyond the walker's
+value kinds: whether it surely holds tensor data (`holds_tensor_data`: not an optional tensor, not
+arithmetic on a root's untyped parameter such as Swin's `H`), whether it is a 0-d tensor made in
+the graph (`is_scalar_tensor`), and whether a size use of it is the one that breaks (`first_size_use`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class _Bindings(cst.CSTVisitor):
 
     def __init__(self, function: cst.FunctionDef):
         self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        self.positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         self.parameters = {p.name.value for p in _parameters(function.params)}
         self.nested_parameters: set[str] = set()
 
@@ -107,13 +109,17 @@ def _is_root(ctx) -> bool:
 
 
 def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
-    """A parameter whose kind nobody passed in: a root's untyped parameter (`forward(self, x, H, W)`)
-    or a closure's, never rebound. The walker assumes a tensor; it is as often a Python number."""
+    """A parameter whose kind nobody passed in, never rebound: a root's untyped parameter other than
+    its input (`H` and `W` in `forward(self, x, H, W)`), or a closure's. The walker assumes a
+    tensor; it is as often a Python number."""
     bindings = _bindings(ctx.function.node)
     if bindings.assigned.get(node.value):
         return False
     if node.value in bindings.parameters:
-        return _is_root(ctx)
+        function = ctx.function
+        method = function.class_name is not None and not any(d.endswith("staticmethod") for d in function.decorators)
+        inputs = bindings.positional[1:2] if method else bindings.positional[:1]
+        return _is_root(ctx) and node.value not in inputs
     return node.value in bindings.nested_parameters
 
 

@@ -5,7 +5,9 @@ from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.scalars._values import holds_tensor_data
 
 # Builtins TorchDynamo cannot trace with a tensor argument (they need Python ints).
-INT_BUILTINS = frozenset({"builtins.range", "builtins.pow", "builtins.hex", "builtins.oct", "builtins.bin", "builtins.chr"})
+INT_BUILTINS = frozenset(
+    {"builtins.range", "builtins.pow", "builtins.hex", "builtins.oct", "builtins.bin", "builtins.chr"}
+)
 
 
 class TensorInIntBuiltin(Rule):

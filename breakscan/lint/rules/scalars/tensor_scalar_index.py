@@ -12,7 +12,7 @@ class TensorScalarIndex(Rule):
     name = "tensor-scalar-index"
     gb_ids = ("GB0033", "GB0124")
     message = "a tensor used as an integer index or slice bound must be read into Python: the graph breaks here"
-    fix_hint = "index with a 1-d index tensor (index_select, gather, x[idx.view(1)]) or a mask, and keep slice bounds Python ints"
+    fix_hint = "index with a 1-d index tensor (index_select, gather) or a mask; keep slice bounds Python ints"
     docs = """
     ## What it does
     Flags subscripts that need a tensor's value as a Python integer:

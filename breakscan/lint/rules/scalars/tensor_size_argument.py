@@ -15,7 +15,8 @@ INT_ARGUMENTS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
     "torch.linspace": ((2,), frozenset({"steps"})),
     "torch.logspace": ((2,), frozenset({"steps"})),
     "torch.nn.functional.pad": ((1,), frozenset({"pad"})),
-    **{name: (_ALL, _SIZE) for name in ("view", "reshape", "expand", "repeat", "tile", "new_zeros", "new_ones", "new_empty")},
+    **{name: (_ALL, _SIZE)
+       for name in ("view", "reshape", "expand", "repeat", "tile", "new_zeros", "new_ones", "new_empty")},
     "new_full": ((0,), _SIZE),
     "narrow": ((1, 2), frozenset({"start", "length"})),
     "topk": ((0,), frozenset({"k"})),

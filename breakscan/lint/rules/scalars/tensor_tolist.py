@@ -8,7 +8,7 @@ class TensorTolist(Rule):
     name = "tensor-tolist"
     gb_ids = ("GB0109", "GB0033")
     message = "`.tolist()` copies tensor data into Python numbers: the graph breaks here"
-    fix_hint = "keep the values in a tensor (index, torch.where, torch.gather), or move the conversion out of the compiled code"
+    fix_hint = "keep the values in a tensor (indexing, torch.where, gather), or convert outside the compiled code"
     docs = """
     ## What it does
     Flags `Tensor.tolist()` inside code that runs under `torch.compile`.
@@ -71,5 +71,6 @@ class TensorTolist(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "tolist" and not node.args and ctx.is_tensor(func.value):
+        if (isinstance(func, cst.Attribute) and func.attr.value == "tolist" and not node.args
+                and ctx.is_tensor(func.value)):
             ctx.report(self, node)
