@@ -37,18 +37,22 @@ BY_GB_ID: dict[str, tuple[Suggester, ...]] = {
     "GB0033": _SCALARS + _SHAPES,  # data-dependent operator
     "GB0170": _BRANCHES,  # data-dependent branching
     "GB0036": _SHAPES,  # dynamic shape operator
-    "GB0059": _LOGGING + _EXPLICIT,  # builtin print (and other builtins)
+    "GB0059": _LOGGING,  # builtin print (and other builtins)
     "GB0291": _LOGGING,  # logging.Logger methods
     "GB4841": _LOGGING,  # logging.info(): python_type() inside logging
     "GB0007": _LOGGING + _SETUP,  # skipped functions: warnings.warn, torch.manual_seed, time...
     "GB4198": _STDLIB,  # copy.deepcopy of a tensor
-    "GB0208": _STDLIB,
     "GB0264": _SETUP,  # nn.Parameter() built while tracing
     "GB0467": _SETUP,  # setattr on a hook handle
     "GB0025": _EXPLICIT,  # torch._dynamo.graph_break()
 }
 
-CONSTRUCTS: tuple[Suggester, ...] = _SCALARS[:3] + _BRANCHES + _SHAPES[:1] + _LOGGING + _SETUP + _EXPLICIT + _STDLIB
+# For a bare break: the suggesters that look for their own construct on the line (the config
+# switches are left to the GB ids that call for them).
+CONSTRUCTS: tuple[Suggester, ...] = (
+    scalars.keep_as_tensor, scalars.compare_as_tensor, scalars.index_without_scalar, *_BRANCHES,
+    shapes.reduce_without_indexing, *_LOGGING, *_SETUP, *_EXPLICIT, *_STDLIB,
+)
 HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable_helper)
 
 

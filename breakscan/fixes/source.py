@@ -20,38 +20,62 @@ from breakscan.model import Span
 
 
 class SourceModule:
+    """Positions and parents are resolved per top-level statement, only for the statements a
+    lookup touches: a big file with one finding costs little more than its parse."""
+
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text
         self.lines = text.splitlines(keepends=True)
         self.module = cst.parse_module(text)
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self._positions = wrapper.resolve(PositionProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
-        # Every node by start position, for range lookups.
-        self._by_start = sorted(
-            ((self.span(node).line, self.span(node).column, -self._size(node), index, node)
-             for index, node in enumerate(self._positions)),
-            key=lambda item: item[:4],
-        )
-        self._starts = [(item[0], item[1]) for item in self._by_start]
+        self._positions: dict[cst.CSTNode, Span] = {}
+        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._indexes: dict[int, tuple[list[tuple[int, int]], list[cst.CSTNode]]] = {}
+        # (first line, last line) of each top-level statement's text, leading comments included.
+        self._chunks: list[tuple[int, int]] = []
+        line = 1 + len(self.module.header)
+        for statement in self.module.body:
+            size = self.module.code_for_node(statement).count("\n")
+            self._chunks.append((line, line + max(size, 1) - 1))
+            line += size
 
     # -- positions ---------------------------------------------------------------------------
-    def span(self, node: cst.CSTNode) -> Span:
-        code_range = self._positions[node]
-        return Span(code_range.start.line, code_range.start.column + 1,
-                    code_range.end.line, code_range.end.column + 1)
+    def _resolve(self, number: int) -> tuple[list[tuple[int, int]], list[cst.CSTNode]]:
+        """Positions and parents of one top-level statement's nodes, and its nodes by start."""
+        if number not in self._indexes:
+            statement = self.module.body[number]
+            alone = self.module.with_changes(body=[statement], header=[], footer=[])
+            wrapper = MetadataWrapper(alone, unsafe_skip_copy=True)
+            offset = self._chunks[number][0] - 1
+            for node, code_range in wrapper.resolve(PositionProvider).items():
+                self._positions[node] = Span(code_range.start.line + offset, code_range.start.column + 1,
+                                             code_range.end.line + offset, code_range.end.column + 1)
+            for node, parent in wrapper.resolve(ParentNodeProvider).items():
+                self._parents[node] = self.module if parent is alone else parent
+            nodes = sorted((n for n in wrapper.resolve(PositionProvider) if n is not alone), key=self._order)
+            self._indexes[number] = ([(self._positions[n].line, self._positions[n].column) for n in nodes], nodes)
+        return self._indexes[number]
 
-    def _size(self, node: cst.CSTNode) -> int:
-        code_range = self._positions[node]
-        return (code_range.end.line - code_range.start.line) * 10_000 + code_range.end.column - code_range.start.column
+    def _order(self, node: cst.CSTNode) -> tuple:
+        """Source order, the outer of two nodes starting together first."""
+        span = self._positions[node]
+        return span.line, span.column, -span.end_line, -span.end_column
+
+    def span(self, node: cst.CSTNode) -> Span:
+        if node not in self._positions and node in self.module.body:
+            self._resolve(self.module.body.index(node))
+        return self._positions[node]
 
     def nodes_in(self, span: Span, predicate: Callable[[cst.CSTNode], bool]) -> list[cst.CSTNode]:
         """Nodes starting inside `span` that satisfy `predicate`: an exact match of the span
         first, then outermost first in source order."""
-        low = bisect.bisect_left(self._starts, (span.line, span.column))
-        high = bisect.bisect_right(self._starts, (span.end_line, span.end_column - 1))
-        found = [item[-1] for item in self._by_start[low:high] if predicate(item[-1])]
+        found = []
+        for number, (first, last) in enumerate(self._chunks):
+            if first <= span.end_line and span.line <= last:
+                starts, nodes = self._resolve(number)
+                low = bisect.bisect_left(starts, (span.line, span.column))
+                high = bisect.bisect_right(starts, (span.end_line, span.end_column - 1))
+                found += [node for node in nodes[low:high] if predicate(node)]
         return sorted(found, key=lambda node: self.span(node) != span)
 
     def first_in(self, span: Span, predicate: Callable[[cst.CSTNode], bool]) -> cst.CSTNode | None:
@@ -60,6 +84,8 @@ class SourceModule:
 
     # -- structure ---------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if node not in self._parents and node in self.module.body:
+            self._resolve(self.module.body.index(node))
         return self._parents.get(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:

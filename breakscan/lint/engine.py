@@ -20,7 +20,7 @@ from breakscan.lint.index import ModuleIndex, build_index
 from breakscan.lint.positions import locate
 from breakscan.lint.regions import Project
 from breakscan.lint.rule import Rule
-from breakscan.lint.source import SourceError, check_expression_size, read_source
+from breakscan.lint.source import Source, SourceError, check_expression_size, read_source
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix
@@ -118,7 +118,7 @@ class Unit:
 
     def _run(self) -> None:
         try:
-            source = read_source(self.path)
+            source = self.read(self.path)
         except SourceError as error:
             self.result.errors.append(FileError(self.path, error.message, error.line, error.column))
             return
@@ -152,6 +152,10 @@ class Unit:
                             chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint))
                 )
 
+    def read(self, path: str) -> Source:
+        """A file's source; `breakscan.lint.buffer` overrides it with an editor's unsaved text."""
+        return read_source(path)
+
     def _parse(self, path: str, text: str, data: bytes) -> _Parsed:
         check_expression_size(text)
         try:
@@ -171,7 +175,7 @@ class Unit:
         if path in self.parsed:
             return self.parsed[path].index
         try:
-            source = read_source(path)
+            source = self.read(path)
             parsed = self._parse(path, source.text, source.data)
         except SourceError:
             return None  # that file's own unit reports why

@@ -279,9 +279,8 @@ class _CompileCallFinder:
             if called:
                 self.instances[node.targets[0].target.value] = called
             if called in DISABLE_NAMES and node.value.args:
-                wrapped = self.index.qualify(dotted_name(node.value.args[0].value))
-                if wrapped:
-                    self.index.disabled_names.add(wrapped)
+                # Only the new name is disabled: `g` itself stays traceable after `h = disable(g)`
+                # (and `g = disable(g)` rebinds `g`, which this covers).
                 self.index.disabled_names.add(f"{self.index.name}.{node.targets[0].target.value}")
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -31,14 +31,20 @@ class LintOutcome:
 def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
                jobs: int | None = None, cache=None, unreachable: bool = False) -> LintOutcome:
     collected = collect(paths, config.exclude)
-    rules = tuple(select_rules(select or config.select, ignore + config.ignore))
-    settings = LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable)
+    settings = lint_settings(config, select, ignore, unreachable)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
-                          rule_ids=tuple(r.id for r in rules))
+                          rule_ids=tuple(r.id for r in settings.rules))
     files = FileSet(collected.files)
     units = _run_units(files, settings, jobs, cache)
-    _merge(outcome, units, config)
+    merge_units(outcome, units, config)
     return outcome
+
+
+def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                  unreachable: bool = False) -> LintSettings:
+    """Command-line choices over the config's."""
+    rules = tuple(select_rules(select or config.select, ignore + config.ignore))
+    return LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable)
 
 
 def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) -> list[tuple[str, UnitResult]]:
@@ -64,7 +70,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
     return [(path, results[path]) for path in files.paths]
 
 
-def _merge(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:
+def merge_units(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:
     suppressions: dict[str, list[Suppression]] = {}
     best: dict[tuple, Finding] = {}
     for path, unit in units:

@@ -20,7 +20,7 @@ from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
 
 ROOT = "<compiled>"
-MAX_PASSES_PER_FUNCTION = 4
+MAX_PASSES_PER_FUNCTION = 8
 NON_TENSOR_ANNOTATIONS = ("int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "List", "Tuple",
                           "Dict", "Set", "Sequence", "Callable", "Literal", "dtype", "device", "Size")
 
@@ -69,7 +69,7 @@ class Project:
         return None
 
     def find_class(self, qualified: str) -> ClassInfo | None:
-        if not qualified or qualified.startswith(("torch.", "builtins.")):
+        if not qualified or qualified.startswith("builtins."):
             return None
         found = self._split(qualified)
         if found is None:
@@ -82,7 +82,7 @@ class Project:
         return None
 
     def find_function(self, qualified: str) -> FunctionInfo | None:
-        if not qualified or qualified.startswith(("torch.", "builtins.")):
+        if not qualified or qualified.startswith("builtins."):
             return None
         found = self._split(qualified)
         if found is None:
@@ -147,7 +147,16 @@ class Project:
         return None
 
     def return_value(self, function: FunctionInfo) -> v.Value:
-        return self._returns.get(function.key, v.TENSOR)
+        """What a call returns: from its analysed `return`s, else its annotation, else a tensor."""
+        known = self._returns.get(function.key)
+        if known is not None:
+            return known
+        returns = function.node.returns
+        if returns is not None:
+            text = cst.Module(body=[]).code_for_node(returns.annotation)
+            if "Tensor" not in text and any(word in text for word in NON_TENSOR_ANNOTATIONS + ("None",)):
+                return v.OTHER
+        return v.TENSOR
 
     # -- roots and reachability ------------------------------------------------------------
     def roots(self, modules: list[ModuleIndex] | None = None) -> list[FunctionInfo]:
@@ -182,14 +191,22 @@ class Project:
         passes: dict[str, int] = {}
         callers: dict[str, set[str]] = {}
         queue: list[FunctionInfo] = []
+        queued: set[str] = set()
+
+        def enqueue(function: FunctionInfo) -> None:
+            if function.key not in queued:
+                queued.add(function.key)
+                queue.append(function)
+
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
             parameters[root.key] = _default_parameters(root)
-            queue.append(root)
+            enqueue(root)
         while queue:
             function = queue.pop(0)
             key = function.key
+            queued.discard(key)
             if passes.get(key, 0) >= MAX_PASSES_PER_FUNCTION:
                 continue
             passes[key] = passes.get(key, 0) + 1
@@ -197,7 +214,9 @@ class Project:
             results[key] = result
             if result.returns != self._returns.get(key):
                 self._returns[key] = result.returns
-                queue.extend(functions[c] for c in callers.get(key, ()) if c in results)
+                for caller in callers.get(key, ()):
+                    if caller in results:
+                        enqueue(functions[caller])
             for site in result.calls:
                 callee = site.callee
                 graph.add_edge(key, callee.key)
@@ -208,7 +227,7 @@ class Project:
                 merged = _merge_call_site(parameters.get(callee.key), callee, site)
                 if merged != parameters.get(callee.key):
                     parameters[callee.key] = merged
-                    queue.append(callee)
+                    enqueue(callee)
         return Analysis(results, functions, graph)
 
     def analyze_unreachable(self, handlers: dict[type, list[Handler]], module: ModuleIndex,

@@ -51,3 +51,12 @@ def unused(suppressions: list[Suppression], selected: set[str]) -> list[Suppress
             continue
         result.append(suppression)
     return result
+
+
+def suppress_on_line(line: str, rule: str) -> str:
+    """`line` with `rule` suppressed: added to its `# breakscan: ignore[...]` comment, or a new comment."""
+    for match in _COMMENT.finditer(line):
+        if match.group(1) == "ignore" and match.group(2) is not None:
+            codes = [c.strip() for c in match.group(2).split(",") if c.strip()]
+            return f"{line[:match.start()]}# breakscan: ignore[{', '.join([*codes, rule])}]{line[match.end():]}"
+    return f"{line.rstrip()}  # breakscan: ignore[{rule}]"

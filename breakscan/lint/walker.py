@@ -83,6 +83,18 @@ class RegionContext:
     def callee(self, call: cst.Call) -> FunctionInfo | None:
         return self._walker.project.resolve_call(self._walker, call)
 
+    def calls_disabled(self, call: cst.Call) -> bool:
+        """A call of a `torch.compiler.disable`d function, or of a `f = disable(g)` wrapper from
+        any scanned module."""
+        callee = self.callee(call)
+        if callee is not None:
+            return callee.disabled
+        qualified = self.qualname(call.func)
+        if not qualified:
+            return False
+        module = self._walker.project.find_module(qualified.rpartition(".")[0])
+        return module is not None and qualified in module.disabled_names
+
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None) -> None:
         self._walker.result.findings.append(

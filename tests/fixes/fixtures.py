@@ -52,13 +52,13 @@ class RefactorCase:
 
 
 def _functions(source: str) -> list[tuple[str, int, int]]:
-    """(qualified name, first line, last line) of every function, innermost last."""
+    """(qualified name, first line, last line) of the module's functions and methods."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):
             found += [(f"{node.name}.{item.name}", item.lineno, item.end_lineno)
                       for item in node.body if isinstance(item, ast.FunctionDef)]
-        elif isinstance(node, ast.FunctionDef) and not any(node.name == n.split(".")[-1] for n, _, _ in found):
+        elif isinstance(node, ast.FunctionDef):
             found.append((node.name, node.lineno, node.end_lineno))
     return found
 

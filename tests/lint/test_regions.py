@@ -212,3 +212,19 @@ def test_unreachable_code_is_reported_as_info_only_when_asked(tmp_path):
     assert lint_paths([str(path)], Config(), jobs=1).findings == []
     found = lint_paths([str(path)], Config(), jobs=1, unreachable=True).findings
     assert [(f.line, f.severity) for f in found] == [(2, "info")]
+
+
+def test_disabled_wrappers_across_modules_and_the_wrapped_function_stays_traceable(tmp_path):
+    (tmp_path / "kernels.py").write_text(
+        "import torch\n\ndef _ref(x):\n    return x * 2\n\neager_kernel = torch.compiler.disable(_ref)\n")
+    (tmp_path / "model.py").write_text(src("""
+        import torch
+        from kernels import eager_kernel, _ref
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                y = _ref(x)
+                return eager_kernel(y)
+    """))
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    assert [(f.path.rsplit("/", 1)[1], f.line, f.rule) for f in outcome.findings] == [("model.py", 7, "BS902")]

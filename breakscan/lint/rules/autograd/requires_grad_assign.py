@@ -82,5 +82,7 @@ class RequiresGradAssign(Rule):
         self._check(node.target, ctx)
 
     def _check(self, target: cst.BaseExpression, ctx) -> None:
-        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" and may_be_tensor(target.value, ctx):
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"):
+            return
+        if may_be_tensor(target.value, ctx):
             ctx.report(self, target)

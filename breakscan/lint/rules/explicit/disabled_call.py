@@ -3,6 +3,8 @@ import libcst as cst
 from breakscan.lint.index import DISABLE_NAMES
 from breakscan.lint.rule import Example, Rule
 
+NESTED_MESSAGE = "applying torch.compiler.disable inside compiled code is itself skipped (GB0007): the graph breaks here"
+
 
 class DisabledCall(Rule):
     id = "BS902"
@@ -124,7 +126,7 @@ class DisabledCall(Rule):
             expression = decorator.decorator
             if ctx.qualname(expression.func if isinstance(expression, cst.Call) else expression) in DISABLE_NAMES:
                 self._nested_disabled(ctx).add(node.name.value)
-                ctx.report(self, decorator, "applying torch.compiler.disable inside compiled code is skipped (GB0007): the graph breaks here")
+                ctx.report(self, decorator, NESTED_MESSAGE)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -132,15 +134,5 @@ class DisabledCall(Rule):
             ctx.report(self, node)  # torch.compiler.disable(g)(x)
         elif isinstance(func, cst.Name) and func.value in self._nested_disabled(ctx):
             ctx.report(self, node)
-        elif _calls_disabled(node, ctx):
+        elif ctx.calls_disabled(node):
             ctx.report(self, node)
-
-
-def _calls_disabled(node: cst.Call, ctx) -> bool:
-    callee = ctx.callee(node)
-    if callee is not None:
-        return callee.disabled
-    # `f = torch.compiler.disable(g)` at module level: `f` is a variable, which the index does not
-    # qualify (ctx.qualname gives None), so look its dotted name up directly.
-    func = node.func
-    return isinstance(func, cst.Name) and f"{ctx.module.name}.{func.value}" in ctx.module.disabled_names

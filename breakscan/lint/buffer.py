@@ -1,0 +1,39 @@
+"""Linting an editor's buffers: the text as typed, not the file on disk.
+
+The unit reads the open buffers (the file being linted and any helper file open in the editor)
+from memory and every other file from disk; suppressions and config apply as on the command line.
+"""
+
+from __future__ import annotations
+
+from breakscan.config import Config
+from breakscan.lint.engine import FileSet, LintSettings, Unit
+from breakscan.lint.linter import LintOutcome, lint_settings, merge_units
+from breakscan.lint.source import Source, SourceError, check_bracket_depth, read_source
+
+
+class _BufferUnit(Unit):
+    def __init__(self, path: str, files: FileSet, settings: LintSettings, buffers: dict[str, str]):
+        super().__init__(path, files, settings)
+        self.buffers = buffers
+
+    def read(self, path: str) -> Source:
+        text = self.buffers.get(path)
+        if text is None:
+            return read_source(path)
+        if "\0" in text:
+            raise SourceError("source contains a NUL byte")
+        data = text.encode("utf-8", "surrogatepass")
+        check_bracket_depth(data)  # as for files: the native parser must not overflow its stack
+        return Source(path, text, data)
+
+
+def lint_buffer(path: str, buffers: dict[str, str], config: Config, files: FileSet | None = None) -> LintOutcome:
+    """Lint `buffers[path]` as the content of `path`. `files` are the project's files, so calls into
+    helpers in other files are followed; without it only the buffer itself is known."""
+    if files is None or path not in files.paths:
+        files = FileSet([*(files.paths if files else ()), path])
+    settings = lint_settings(config)
+    outcome = LintOutcome(files=[path], rule_ids=tuple(rule.id for rule in settings.rules))
+    merge_units(outcome, [(path, _BufferUnit(path, files, settings, buffers).run())], config)
+    return outcome
