@@ -1,21 +1,26 @@
 """A content-hash cache of per-file lint results.
 
-An entry is keyed by breakscan's version, the rule configuration, the set of scanned modules and
+An entry is keyed by breakscan's own code, the rule configuration, the set of scanned modules and
 the file's own bytes; it also records the bytes' hash of every other file the result depended on
-(helpers reached in other files), which are re-checked on a hit. Entries are written to a temporary
-file and renamed into place, so concurrent runs never see half an entry.
+(helpers reached in other files), which are re-checked on a hit. Entries are JSON (see plain_json),
+written to a temporary file and renamed into place, so concurrent runs never see half an entry;
+an entry that cannot be read is a miss.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
+import json
 import os
-import pickle
 import tempfile
+from pathlib import Path
 
 from breakscan import __version__
 from breakscan.config import Config
 from breakscan.lint.engine import FileSet, LintSettings, UnitResult
+from breakscan.plain_json import from_plain, to_plain
 
 CACHE_DIR_NAME = ".breakscan_cache"
 
@@ -26,6 +31,16 @@ def _digest(*parts: bytes) -> str:
         hasher.update(len(part).to_bytes(8, "little"))
         hasher.update(part)
     return hasher.hexdigest()
+
+
+@functools.cache
+def _code_fingerprint() -> bytes:
+    """breakscan's own sources: a changed rule must not be answered from an older rule's results."""
+    package = Path(__file__).parent
+    parts = [__version__.encode()]
+    for source in sorted(package.rglob("*.py")):
+        parts += [str(source.relative_to(package)).encode(), source.read_bytes()]
+    return _digest(*parts).encode()
 
 
 def _read(path: str) -> bytes | None:
@@ -44,7 +59,7 @@ class LintCache:
     def _settings_fingerprint(self, settings: LintSettings, files: FileSet) -> bytes:
         key = id(settings), id(files)
         if key not in self._fingerprints:
-            description = repr((__version__, [r.id for r in settings.rules], settings.roots, settings.unreachable,
+            description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots, settings.unreachable,
                                 sorted(files.by_module.items())))
             self._fingerprints[key] = description.encode()
         return self._fingerprints[key]
@@ -59,10 +74,12 @@ class LintCache:
             return None
         try:
             with open(self._entry_path(path, data, settings, files), "rb") as handle:
-                dependencies, result = pickle.load(handle)
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
-            return None
-        for dependency, digest in dependencies.items():
+                entry = json.load(handle)
+            result = from_plain(UnitResult, entry["result"])
+            dependencies = entry["dependencies"].items()
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # missing, or corrupt: lint again (and overwrite it)
+        for dependency, digest in dependencies:
             current = _read(dependency)
             if current is None or _digest(current) != digest:
                 return None
@@ -74,14 +91,22 @@ class LintCache:
             return  # unreadable files are not cached: the error must be re-checked next time
         dependencies = {dep: _digest(content) for dep, content in result.dependencies.items() if dep != path}
         target = self._entry_path(path, data, settings, files)
+        entry = json.dumps({"dependencies": dependencies, "result": to_plain(dataclasses.replace(result, dependencies={}))})
         try:
+            self._create_directory()
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            stored = UnitResult(result.findings, result.errors, result.suppressions, {}, result.declares_targets)
-            with tempfile.NamedTemporaryFile("wb", dir=os.path.dirname(target), delete=False) as handle:
-                pickle.dump((dependencies, stored), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(target), delete=False) as handle:
+                handle.write(entry)
             os.replace(handle.name, target)
         except OSError:
             pass  # a read-only or full disk only costs speed
+
+    def _create_directory(self) -> None:
+        """The cache folder ignores itself, so it never shows in `git status` (nor gets committed)."""
+        if not os.path.isdir(self.directory):
+            os.makedirs(self.directory, exist_ok=True)
+            with open(os.path.join(self.directory, ".gitignore"), "w") as handle:
+                handle.write("# Created by breakscan.\n*\n")
 
 
 def open_cache(config: Config) -> LintCache:

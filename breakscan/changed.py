@@ -6,25 +6,37 @@ import os
 import subprocess
 
 from breakscan.cli import UsageError
+from breakscan.files import DEFAULT_EXCLUDE, is_excluded
 
 
-def changed_files(paths: list[str], ref: str) -> list[str]:
+def _git(arguments: list[str], cwd: str, ref: str) -> str:
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
-        diff = subprocess.run(["git", "diff", "--name-only", "--diff-filter=ACMR", ref, "--"], capture_output=True,
-                              text=True, check=True, cwd=top.stdout.strip())
-        untracked = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], capture_output=True,
-                                   text=True, check=True, cwd=top.stdout.strip())
+        return subprocess.run(["git", *arguments], capture_output=True, text=True, check=True, cwd=cwd).stdout
     except FileNotFoundError:
         raise UsageError("--changed-since needs git on PATH") from None
     except subprocess.CalledProcessError as error:
         raise UsageError(f"--changed-since {ref}: {error.stderr.strip() or 'git failed'}") from None
-    root = top.stdout.strip()
-    wanted = [os.path.abspath(p) for p in paths]
+
+
+def changed_files(paths: list[str], ref: str, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Python files under `paths` that differ from `ref` (committed, staged or not) or are untracked,
+    minus excluded ones; as paths relative to the current folder."""
+    if ref.startswith("-"):
+        raise UsageError(f"--changed-since {ref}: not a git ref")  # git would read it as an option
+    first = paths[0] if paths else "."
+    anchor = first if os.path.isdir(first) else os.path.dirname(first) or "."
+    root = _git(["rev-parse", "--show-toplevel"], anchor, ref).strip()
+    # -z: names exactly as stored, not quoted for the terminal.
+    names = _git(["diff", "-z", "--name-only", "--diff-filter=ACMR", ref, "--"], root, ref).split("\0")
+    names += _git(["ls-files", "-z", "--others", "--exclude-standard"], root, ref).split("\0")
+    wanted = [os.path.realpath(p) for p in paths]
+    patterns = DEFAULT_EXCLUDE + tuple(exclude)
     selected = []
-    for name in (diff.stdout + untracked.stdout).splitlines():
+    for name in names:
         full = os.path.join(root, name)
-        if name.endswith(".py") and os.path.isfile(full) and any(
-                full == w or full.startswith(w.rstrip(os.sep) + os.sep) for w in wanted):
+        if not name.endswith(".py") or not os.path.isfile(full):
+            continue
+        if full in wanted or any(full.startswith(folder.rstrip(os.sep) + os.sep)
+                                 and not is_excluded(full, patterns, folder) for folder in wanted):
             selected.append(os.path.relpath(full))
     return selected

@@ -70,13 +70,13 @@ def check_command(args: argparse.Namespace) -> int:
     if args.verify and not args.baseline:
         raise UsageError("--verify needs --baseline FILE (an earlier --format json report)")
     paths = args.paths
-    if args.changed_since:
-        from breakscan.changed import changed_files
-
-        paths = changed_files(paths, args.changed_since)
     missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
         raise UsageError(f"path not found: {', '.join(missing)}")
+    if args.changed_since:
+        from breakscan.changed import changed_files
+
+        paths = changed_files(paths, args.changed_since, config.exclude)
     cache = None
     if not args.no_cache:
         from breakscan.cache import open_cache

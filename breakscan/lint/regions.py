@@ -21,9 +21,6 @@ from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
 
 ROOT = "<compiled>"
 MAX_PASSES_PER_FUNCTION = 8
-NON_TENSOR_ANNOTATIONS = ("int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "List", "Tuple",
-                          "Dict", "Set", "Sequence", "Callable", "Literal", "dtype", "device", "Size")
-
 
 @dataclass
 class Analysis:
@@ -152,11 +149,8 @@ class Project:
         if known is not None:
             return known
         returns = function.node.returns
-        if returns is not None:
-            text = cst.Module(body=[]).code_for_node(returns.annotation)
-            if "Tensor" not in text and any(word in text for word in NON_TENSOR_ANNOTATIONS + ("None",)):
-                return v.OTHER
-        return v.TENSOR
+        declared = _annotation_kind(returns.annotation) if returns is not None else None
+        return declared if declared is not None else v.TENSOR
 
     # -- roots and reachability ------------------------------------------------------------
     def roots(self, modules: list[ModuleIndex] | None = None) -> list[FunctionInfo]:
@@ -190,6 +184,9 @@ class Project:
         parameters: dict[str, dict[str, v.Value]] = {}
         passes: dict[str, int] = {}
         callers: dict[str, set[str]] = {}
+        # callee -> caller -> the call sites of the caller's latest pass: parameters are always
+        # recomputed from these, so a kind passed by an early, less informed pass does not stick.
+        sites: dict[str, dict[str, list]] = {}
         queue: list[FunctionInfo] = []
         queued: set[str] = set()
 
@@ -198,6 +195,7 @@ class Project:
                 queued.add(function.key)
                 queue.append(function)
 
+        roots = {root.key for root in self.roots(only)}
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
@@ -217,17 +215,22 @@ class Project:
                 for caller in callers.get(key, ()):
                     if caller in results:
                         enqueue(functions[caller])
+            for callee_sites in sites.values():
+                callee_sites.pop(key, None)
             for site in result.calls:
                 callee = site.callee
                 graph.add_edge(key, callee.key)
                 callers.setdefault(callee.key, set()).add(key)
-                if callee.disabled:
+                if not callee.disabled:
+                    functions[callee.key] = callee
+                    sites.setdefault(callee.key, {}).setdefault(key, []).append(site)
+            for callee_key, by_caller in sites.items():
+                if key not in by_caller or callee_key in roots:
                     continue
-                functions[callee.key] = callee
-                merged = _merge_call_site(parameters.get(callee.key), callee, site)
-                if merged != parameters.get(callee.key):
-                    parameters[callee.key] = merged
-                    enqueue(callee)
+                merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
+                if merged != parameters.get(callee_key):
+                    parameters[callee_key] = merged
+                    enqueue(functions[callee_key])
         return Analysis(results, functions, graph)
 
     def analyze_unreachable(self, handlers: dict[type, list[Handler]], module: ModuleIndex,
@@ -274,13 +277,20 @@ def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
     return values
 
 
+def _annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
+    """The kind an annotation declares; None when it says nothing (`Any`, `object`)."""
+    text = cst.Module(body=[]).code_for_node(annotation)
+    if "Tensor" in text:
+        return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
+    if text in ("Any", "typing.Any", "object"):
+        return None
+    return v.OTHER  # `int`, `bool`, `torch.dtype`, `torch.qscheme`, `Config`...
+
+
 def _parameter_kind(param: cst.Param) -> v.Value:
-    if param.annotation is not None:
-        text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
-        if "Tensor" in text:
-            return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
-        if any(word in text for word in NON_TENSOR_ANNOTATIONS) or text[:1].isupper() or text in ("object",):
-            return v.OTHER
+    declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
+    if declared is not None:
+        return declared
     if param.default is not None:
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             return v.MAYBE_TENSOR
@@ -288,29 +298,32 @@ def _parameter_kind(param: cst.Param) -> v.Value:
     return v.TENSOR
 
 
-def _merge_call_site(current: dict[str, v.Value] | None, callee: FunctionInfo, site) -> dict[str, v.Value]:
-    merged = dict(current) if current is not None else {}
+def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
+    """A helper's parameters: the join of what its call sites pass; defaults where nothing is."""
     node = callee.node
+    merged: dict[str, v.Value] = {}
     if callee.class_name is not None and not _is_staticmethod(callee):
         first = [*node.params.posonly_params, *node.params.params][:1]
         if first:
             merged[first[0].name.value] = v.SELF
     positional = _positional_params(callee)
     by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
-    passed: dict[str, v.Value] = {}
-    for param, value in zip(positional, site.arguments):
-        passed[param.name.value] = value
-    for name, value in site.keywords.items():
-        if name in by_name:
-            passed[name] = value
     for name, param in by_name.items():
-        value = passed.get(name)
-        if value is None:
-            value = v.OTHER if param.default is not None and not _is_none(param.default) else (
-                v.MAYBE_TENSOR if param.default is not None else v.OTHER)
-            if param.default is None and current is None:
-                value = _parameter_kind(param)
-        merged[name] = v.join(merged.get(name, v.OTHER), value) if name in merged else value
+        kinds = []
+        for site in sites:
+            index = next((i for i, p in enumerate(positional) if p.name.value == name), None)
+            if index is not None and index < len(site.arguments):
+                kinds.append(site.arguments[index])
+            elif name in site.keywords:
+                kinds.append(site.keywords[name])
+            elif param.default is not None:
+                kinds.append(v.MAYBE_TENSOR if _is_none(param.default) else v.OTHER)
+            else:
+                kinds.append(_parameter_kind(param))  # passed through *args / **kwargs
+        value = kinds[0]
+        for kind in kinds[1:]:
+            value = v.join(value, kind)
+        merged[name] = value
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
             merged[star.name.value] = v.TENSORS

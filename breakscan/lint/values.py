@@ -73,8 +73,8 @@ SPLITTING_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "hspl
 SPLITTING_FUNCTIONS = frozenset(
     {
         "torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split", "torch.meshgrid",
-        "torch.broadcast_tensors", "torch.autograd.grad", "torch.sort", "torch.topk", "torch.max",
-        "torch.min", "torch.median", "torch.mode", "torch.kthvalue", "torch.std_mean", "torch.var_mean",
+        "torch.broadcast_tensors", "torch.autograd.grad", "torch.sort", "torch.topk", "torch.mode",
+        "torch.kthvalue", "torch.std_mean", "torch.var_mean",
         "torch.unique", "torch.linalg.eigh", "torch.linalg.qr", "torch.linalg.svd", "torch.histogram",
     }
 )

@@ -12,7 +12,7 @@ import re
 from html import escape
 
 from breakscan.model import Finding, Report, Verification
-from breakscan.report.graph import EXPORTERS, BreakNode, EagerNode, GraphNode, TargetChain, short_label
+from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
 from breakscan.report.html_style import CSS
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from dataclasses import asdict
 
 from breakscan.model import Break, Edit, FileError, Finding, Report, TargetResult, Verification

@@ -21,7 +21,7 @@ class Counts:
     missed: int = 0  # breaks no rule predicted (dynamic-only)
 
     @classmethod
-    def of(cls, findings: list[Finding]) -> "Counts":
+    def of(cls, findings: list[Finding]) -> Counts:
         status = [f.status for f in findings]
         return cls(len(findings), status.count("confirmed"), status.count("static-only"), status.count("dynamic-only"))
 

@@ -217,10 +217,10 @@ def _verification(console: Console, verification: Verification) -> None:
             head.append(" (new target)", style="dim")
         elif delta.graphs_after is None:
             head.append(" (not run this time)", style="dim")
-        occurrences = (sum(b.before for b in delta.fixed + delta.remaining), sum(b.after for b in delta.new + delta.remaining))
+        before = sum(b.before for b in delta.fixed + delta.remaining)
+        after = sum(b.after for b in delta.new + delta.remaining)
         head.append(f": graphs {_count(delta.graphs_before)} → {_count(delta.graphs_after)}, "
-                    f"breaks {delta.breaks_before} → {delta.breaks_after} "
-                    f"(occurrences {occurrences[0]} → {occurrences[1]})")
+                    f"breaks {delta.breaks_before} → {delta.breaks_after} (occurrences {before} → {after})")
         console.print(head)
         for label, style, items in (("fixed", "green", delta.fixed), ("new", "bold red", delta.new),
                                     ("still", "yellow", delta.remaining)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+
 from breakscan.model import Break, BreakDelta, Report, TargetDelta, TargetResult, Verification
 from breakscan.report.sources import line_text
 
@@ -107,7 +108,8 @@ def _target_delta(old: dict | None, new: TargetResult | None) -> TargetDelta:
         graphs_after=new.graph_count if new else None,
         fixed=tuple(_gone(b) for i, b in enumerate(old_breaks) if i not in matched_old),
         new=tuple(_now(b) for j, b in enumerate(new_breaks) if j not in matched_new),
-        remaining=tuple(_now(new_breaks[j], old_breaks[i].get("count", 1)) for i, j in sorted(pairs, key=lambda p: p[1])),
+        remaining=tuple(_now(new_breaks[j], old_breaks[i].get("count", 1))
+                        for i, j in sorted(pairs, key=lambda pair: pair[1])),
     )
 
 
@@ -115,8 +117,8 @@ def compare(baseline: dict, report: Report, label: str) -> Verification:
     old_targets = list(baseline.get("targets", []))
     deltas = []
     for target in report.targets:
-        old = next((t for t in old_targets if t.get("name") == target.name and _same_path(t.get("path", ""), target.path)),
-                   None)
+        old = next((t for t in old_targets
+                    if t.get("name") == target.name and _same_path(t.get("path", ""), target.path)), None)
         if old is not None:
             old_targets.remove(old)
         deltas.append(_target_delta(old, target))

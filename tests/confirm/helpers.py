@@ -26,20 +26,38 @@ def same_file(a: str, b: str) -> bool:
 
 
 
-def once_per_session(request, tmp_path_factory, name: str, compute):
-    """`compute()` run once per test session even under pytest-xdist, where each worker process
-    would otherwise run a module fixture itself (the xdist docs' file-lock recipe). The value
-    travels between workers as JSON: a list of TargetResults."""
-    from breakscan.confirm.protocol import result_from_json, result_to_json
+def _under_xdist(request) -> bool:
+    return hasattr(request.config, "workerinput")
 
-    if not hasattr(request.config, "workerinput"):  # not under xdist
-        return compute()
+
+def session_folder(request, tmp_path_factory, name: str):
+    """A folder for this test session, the same for every pytest-xdist worker."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if _under_xdist(request) else base) / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def once_per_session_json(request, tmp_path_factory, name: str, compute):
+    """`compute()` run once per test session even under pytest-xdist, where each worker process
+    would otherwise run a module fixture itself (the xdist docs' file-lock recipe). Its value
+    must be JSON: that is how it travels between workers."""
+    if not _under_xdist(request):
+        return json.loads(json.dumps(compute()))
     shared = tmp_path_factory.getbasetemp().parent  # this session's folder, common to workers
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         cached = shared / f"{name}.json"
         if cached.exists():
-            return [result_from_json(r) for r in json.loads(cached.read_text())]
-        results = compute()
-        cached.write_text(json.dumps([result_to_json(r) for r in results]))
-        return results
+            return json.loads(cached.read_text())
+        value = compute()
+        cached.write_text(json.dumps(value))
+        return json.loads(cached.read_text())
+
+
+def once_per_session(request, tmp_path_factory, name: str, compute):
+    """`once_per_session_json` for a list of TargetResults."""
+    from breakscan.confirm.protocol import result_from_json, result_to_json
+
+    data = once_per_session_json(request, tmp_path_factory, name, lambda: [result_to_json(r) for r in compute()])
+    return [result_from_json(r) for r in data]

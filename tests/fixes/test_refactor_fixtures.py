@@ -12,13 +12,13 @@ import pytest
 
 from breakscan.fixes import attach_fixes
 from breakscan.fixes.edits import apply_edits
+from tests.confirm.helpers import once_per_session_json, session_folder
 from tests.fixes.fixtures import RefactorCase, load_cases
 from tests.fixes.patching import apply_diff
 from tests.helpers import ROOT
 
 CASES = load_cases()
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-pytestmark = pytest.mark.xdist_group("refactors")  # with --dist loadgroup the TorchDynamo run happens once
 
 
 def _fix(case: RefactorCase, rule: str | None = None):
@@ -27,22 +27,26 @@ def _fix(case: RefactorCase, rule: str | None = None):
 
 
 @pytest.fixture(scope="module")
-def dynamo(tmp_path_factory) -> dict:
-    """All pairs in one subprocess: torch is imported once."""
-    folder = tmp_path_factory.mktemp("refactored")
-    jobs = []
-    for case in CASES:
-        fixed = folder / case.name / case.path.name  # same file name: custom-op names come from it
-        fixed.parent.mkdir()
-        fixed.write_text(apply_diff(case.path.read_text(), _fix(case).diff))
-        jobs.append({"name": case.name, "original": str(case.path), "fixed": str(fixed),
-                     "entry": case.spec.entry, "inputs": case.spec.inputs})
-    job_file = folder / "jobs.json"
-    job_file.write_text(json.dumps(jobs))
-    run = subprocess.run([sys.executable, "-m", "tests.fixes.dynamo_check", str(job_file)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+def dynamo(request, tmp_path_factory) -> dict:
+    """All pairs in one subprocess (torch imported once), once per session."""
+    folder = session_folder(request, tmp_path_factory, "refactored")
+
+    def run_pairs() -> dict:
+        jobs = []
+        for case in CASES:
+            fixed = folder / case.name / case.path.name  # same file name: custom-op names come from it
+            fixed.parent.mkdir(exist_ok=True)
+            fixed.write_text(apply_diff(case.path.read_text(), _fix(case).diff))
+            jobs.append({"name": case.name, "original": str(case.path), "fixed": str(fixed),
+                         "entry": case.spec.entry, "inputs": case.spec.inputs})
+        job_file = folder / "jobs.json"
+        job_file.write_text(json.dumps(jobs))
+        run = subprocess.run([sys.executable, "-m", "tests.fixes.dynamo_check", str(job_file)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=240)
+        assert run.returncode == 0, run.stderr[-3000:]
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    return once_per_session_json(request, tmp_path_factory, "refactors", run_pairs)
 
 
 def test_every_kind_has_a_fixture():

@@ -6,8 +6,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from breakscan.config import Config
 from breakscan.fixes import attach_fixes
 from breakscan.lint.linter import lint_paths
@@ -75,7 +73,8 @@ def test_where_for_a_conditional_expression_and_for_if_return(tmp_path):
                 return x * 2
             return x - 1
     """, "if", gb_id="GB0170")
-    assert sum(line.startswith("+") for line in returns.diff.splitlines()[2:]) == 1 and "+    return torch.where(x.sum() > 0, x * 2, x - 1)" in returns.diff
+    assert sum(line.startswith("+") for line in returns.diff.splitlines()[2:]) == 1
+    assert "+    return torch.where(x.sum() > 0, x * 2, x - 1)" in returns.diff
     augmented = _fix(tmp_path, """
         import torch
         def fn(x):

@@ -55,7 +55,8 @@ def model_targets(path: str) -> list[TargetResult]:
         wall_time=1.25, torch_version="2.13.0+cpu")
     looped = TargetResult(
         name="looped", path=path, status="ok", device="cpu", graph_count=0, graph_break_count=1,
-        breaks=(Break(path, 21, "GB7000", "graph break in loop", "graph break in loop", stack=(Frame(path, 21, "looped"),),
+        breaks=(Break(path, 21, "GB7000", "graph break in loop", "graph break in loop",
+                      stack=(Frame(path, 21, "looped"),),
                       frame_skipped=True, explanation="A graph break inside a loop skips the whole frame.",
                       hints=("Move the graph break out of the loop.",)),),
         torch_version="2.13.0+cpu")

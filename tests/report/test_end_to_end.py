@@ -1,7 +1,8 @@
 """Lint, confirm with TorchDynamo, fuse, suggest fixes and report, on a real model file; then apply
 two of the suggested fixes and `--verify` the new run against the first one's JSON report.
 
-Both versions are confirmed in one `run_targets` call (one worker, torch imported once)."""
+Both versions are confirmed in one `run_targets` call (one worker, torch imported once), once per
+test session even under pytest-xdist."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ from breakscan.model import Report
 from breakscan.report import RenderOptions, render
 from breakscan.report.graph import BreakNode, build_chain
 from breakscan.report.verify import attach_baseline
+from tests.confirm.helpers import once_per_session, session_folder
 from tests.fixes.patching import apply_diff
 from tests.helpers import FIXTURES
 
-pytestmark = [pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed"),
-              pytest.mark.xdist_group("report-end-to-end")]  # with --dist loadgroup: one run_targets call
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
 
 @dataclass
@@ -40,24 +41,27 @@ def _lint(path: str) -> Report:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Runs:
-    folder = tmp_path_factory.mktemp("e2e")
+def runs(request, tmp_path_factory) -> Runs:
+    folder = session_folder(request, tmp_path_factory, "report-e2e")
     before_path, after_path = folder / "before" / "mixed.py", folder / "after" / "mixed.py"
-    before_path.parent.mkdir()
-    after_path.parent.mkdir()
-    shutil.copy(FIXTURES / "report" / "mixed.py", before_path)
-    before = _lint(str(before_path))
-    fixes = {f.rule: f.fix for f in attach_fixes(before.findings) if f.line in (7, 23)}  # .item() and print
-    text = before_path.read_text()
-    for rule in ("BS401", "BS101"):  # bottom-up: the second diff's line numbers stay valid
-        text = apply_diff(text, fixes[rule].diff)
-    after_path.write_text(text)
-    after = _lint(str(after_path))
-    specs = discover_targets(str(before_path))[0] + discover_targets(str(after_path))[0]
-    results = run_targets(specs, timeout=240)
+
+    def confirm_both():
+        before_path.parent.mkdir(exist_ok=True)
+        after_path.parent.mkdir(exist_ok=True)
+        shutil.copy(FIXTURES / "report" / "mixed.py", before_path)
+        fixes = {f.rule: f.fix for f in attach_fixes(_lint(str(before_path)).findings) if f.line in (7, 23)}
+        text = before_path.read_text()
+        for rule in ("BS401", "BS101"):  # bottom-up: the second diff's line numbers stay valid
+            text = apply_diff(text, fixes[rule].diff)
+        after_path.write_text(text)
+        specs = discover_targets(str(before_path))[0] + discover_targets(str(after_path))[0]
+        return run_targets(specs, timeout=240)
+
+    results = once_per_session(request, tmp_path_factory, "report-e2e", confirm_both)
+    before, after = _lint(str(before_path)), _lint(str(after_path))
     for report, result in ((before, results[0]), (after, results[1])):
         report.targets, report.torch_version = [result], result.torch_version
-        report.findings = attach_fixes(fuse(report.findings, report.targets))
+        report.findings = attach_fixes(fuse(report.findings, report.targets), report.targets)
     return Runs(before, after)
 
 

@@ -124,8 +124,9 @@ def test_a_skipped_frame_comes_before_the_graphs_of_the_functions_it_calls(tmp_p
     path = str(source)
     caller, site = Frame(path, 14, "Net.forward"), Frame(path, 7, "Block.forward")
     target = TargetResult(
-        "Net()", path, "ok", graphs=(GraphInfo(0, 2, ("sin", "mean"), (6, 7), path), GraphInfo(1, 2, ("mul", "add"), (8,), path),
-                                     GraphInfo(2, 2, ("sin", "mean"), (6, 7), path), GraphInfo(3, 2, ("mul", "add"), (8,), path)),
+        "Net()", path, "ok",
+        graphs=(GraphInfo(0, 2, ("sin", "mean"), (6, 7), path), GraphInfo(1, 2, ("mul", "add"), (8,), path),
+                GraphInfo(2, 2, ("sin", "mean"), (6, 7), path), GraphInfo(3, 2, ("mul", "add"), (8,), path)),
         breaks=(Break(path, 7, "GB7000", None, "graph break in loop", stack=(caller, site), frame_skipped=True),
                 Break(path, 7, "GB0124", None, "item", stack=(site,), count=2)))
     chain = build_chain(target, [])
@@ -139,7 +140,8 @@ def test_a_loop_condition_sits_between_the_graph_before_and_the_loop_body(tmp_pa
     path = str(source)
     target = TargetResult("countdown", path, "ok", graphs=(GraphInfo(0, 2, lines=(2,), path=path),
                                                           GraphInfo(1, 3, lines=(2, 3), path=path)),
-                          breaks=(Break(path, 2, "GB0170", None, "jump", stack=(Frame(path, 2, "countdown"),), count=2),))
+                          breaks=(Break(path, 2, "GB0170", None, "jump", stack=(Frame(path, 2, "countdown"),),
+                                        count=2),))
     assert _ids(build_chain(target, [])) == ["g1", "b1", "g2"]
 
 

@@ -6,9 +6,9 @@ import re
 import time
 from dataclasses import replace
 
-from breakscan.model import FileError, Finding, Span, TargetResult
-from breakscan.report import RenderOptions, render
 from breakscan.fixes import attach_fixes
+from breakscan.model import FileError
+from breakscan.report import RenderOptions, render
 from tests.report.factories import finding, model_report
 
 PLAIN = RenderOptions(color=False, width=80)
@@ -131,3 +131,16 @@ def test_long_code_and_diff_lines_are_cut_not_wrapped(tmp_path):
     assert max(len(line) for line in lines) <= 80
     assert any(line.endswith("…") and "❱ 12 │" in line for line in lines)
     assert any(line.endswith("…") and line.strip().startswith("-") for line in lines)
+
+
+def test_a_long_chain_shows_its_start_and_end(tmp_path):
+    from breakscan.model import Break, Frame, GraphInfo, TargetResult
+
+    path = str(tmp_path / "deep.py")
+    graphs = tuple(GraphInfo(i, 1, ("add",), (), path) for i in range(40))
+    breaks = tuple(Break(path, i + 1, "GB0124", None, "item", stack=(Frame(path, i + 1, "f"),)) for i in range(39))
+    report = model_report(tmp_path)
+    report.targets = [TargetResult("deep", path, "ok", graphs=graphs, breaks=breaks)]
+    lines = _lines(render("text", report, PLAIN))
+    assert "├── … 28 more graphs and 35 more breaks …" in lines  # 79 nodes: the first 12 and last 4 shown
+    assert sum(line.startswith(("├──", "└──")) for line in lines) == 12 + 1 + 4

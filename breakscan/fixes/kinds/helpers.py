@@ -121,7 +121,8 @@ def custom_op_helper(src: SourceModule, finding: Finding) -> Rewrite | None:
     first = src.span(function).line
     decorator = f'@{torch}.library.custom_op("{_namespace(src.path)}::{name}", mutates_args=())\n'
     # The fake is called like the op: same parameters, same defaults.
-    arguments = ", ".join(p.name.value + (f"={src.code(p.default)}" if p.default else "") for p in function.params.params)
+    params = function.params.params
+    arguments = ", ".join(p.name.value + (f"={src.code(p.default)}" if p.default else "") for p in params)
     fake = (f"\n\n@{name}.register_fake\ndef _({arguments}):\n"
             f"{src.indent_unit}# Shapes and dtypes only, no data: assumed to be those of `{tensors[0]}`; "
             "adjust if the result differs.\n"

@@ -37,7 +37,8 @@ def _alternative(src: SourceModule, call: cst.Call) -> str:
 def guard_logging(src: SourceModule, finding: Finding) -> Rewrite | None:
     call = src.first_in(finding.span, lambda n: _logging_call(src, n))
     statement = src.statement(call) if call is not None else None
-    expression = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    alone = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+    expression = statement.body[0] if alone else None
     if not (isinstance(expression, cst.Expr) and expression.value is call):
         return None  # only a call that is a statement of its own can be wrapped
     indent = src.indent(src.span(statement).line)

@@ -87,7 +87,8 @@ def move_setup_to_init(src: SourceModule, finding: Finding) -> Rewrite | None:
             small.targets) == 1 else None
         if isinstance(assigned, cst.Name):
             attribute = _free_attribute(src, cls, assigned.value)
-            here = replace_lines(src, statement, f"{src.indent(src.span(statement).line)}{assigned.value} = self.{attribute}\n")
+            indent = src.indent(src.span(statement).line)
+            here = replace_lines(src, statement, f"{indent}{assigned.value} = self.{attribute}\n")
         else:
             attribute = _free_attribute(src, cls, _snake(code.split("(")[0].rsplit(".", 1)[-1]))
             here = replace_node(src, call, f"self.{attribute}")

@@ -12,8 +12,10 @@ class TensorIf(Rule):
     fix_hint = "compute both sides and select with torch.where, or branch with torch.cond"
     docs = """
     ## What it does
-    Flags `if` statements whose condition depends on tensor data (`if x.sum() > 0:`), not on
-    shapes, dtypes or Python flags (`if x.shape[0] > 2:` is fine).
+    Flags `if` and `elif` statements whose condition depends on tensor data (`if x.sum() > 0:`,
+    `if not mask.any():`, `if mask is not None and mask.any():`), not on shapes, dtypes, Python
+    flags or `None` checks (`if x.shape[0] > 2:` is fine). A condition that converts first
+    (`if x.sum().item() > 0:`, `if bool(t):`) breaks at the conversion: that is BS101 / BS103.
 
     ## Why is this bad?
     The branch taken depends on values that only exist at run time, so TorchDynamo ends the

@@ -1,0 +1,132 @@
+"""How fast is the lint? Measured against the cost of merely parsing the same files with libcst.
+
+    python bench/lint_speed.py                      # the installed torch package's own sources
+    python bench/lint_speed.py --corpus DIR --runs 5
+
+Every figure comes from this one run, on the same files, each the median of `--runs` runs; every
+run is a fresh process, as a user's command is:
+
+- parse:  `libcst.parse_module` of every file (reading included), nothing else;
+- cold:   `breakscan --static --no-cache --jobs 1` (one process, no cache);
+- warm:   the same with a cache that a first run filled, nothing changed since;
+- jobs 2: `--no-cache --jobs 2`, against cold;
+- editor: re-linting one model file of about 1,000 lines after an edit, as `breakscan lsp` does.
+
+It is a script, not a test: the figures depend on the machine and on what else it is doing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.util import find_spec
+
+# Parses exactly the files the lint collects (breakscan.files.collect) and prints their count.
+PARSE_ONLY = """
+import sys, libcst
+from breakscan.files import collect
+files = collect(sys.argv[1:]).files
+for path in files:
+    with open(path, encoding="utf-8") as handle:
+        libcst.parse_module(handle.read())
+print(len(files))
+"""
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        sys.exit(f"failed: {' '.join(command)}\n{done.stderr}")
+    return elapsed, done.stdout
+
+
+def median_of(runs: int, command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    results = [timed(command, env) for _ in range(runs)]
+    return statistics.median(t for t, _ in results), results[-1][1]
+
+
+def lint_command(corpus: list[str], *options: str) -> list[str]:
+    return [sys.executable, "-m", "breakscan", "check", "--static", "--format", "json", *options, *corpus]
+
+
+def editor_relint(runs: int) -> tuple[str, int, float] | None:
+    """Median seconds to lint a ~1,000-line model file after an edit, through the LSP's entry point."""
+    from breakscan.config import Config
+    from breakscan.files import collect
+    from breakscan.lint.buffer import lint_buffer
+    from breakscan.lint.engine import FileSet
+
+    torch_dir = _torch_dir()
+    if torch_dir is None:
+        return None
+    path = os.path.join(torch_dir, "nn", "modules", "transformer.py")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    project = FileSet([os.path.abspath(p) for p in collect([os.path.join(torch_dir, "nn")]).files])
+    lint_buffer(path, {path: text}, Config(), project)  # the editor opened it: now it is being edited
+    times = []
+    for edit in range(runs):
+        edited = text.replace("        return output", f"        output = output * {edit + 2}\n        return output", 1)
+        started = time.perf_counter()
+        lint_buffer(path, {path: edited}, Config(), project)
+        times.append(time.perf_counter() - started)
+    return os.path.relpath(path, torch_dir), text.count("\n"), statistics.median(times)
+
+
+def _torch_dir() -> str | None:
+    spec = find_spec("torch")  # finds the package without importing it (2 s)
+    return os.path.dirname(spec.origin) if spec and spec.origin else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", nargs="+", help="folders to lint (default: the installed torch package)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure; the median is reported (default 3)")
+    args = parser.parse_args()
+    corpus = args.corpus or [_torch_dir() or sys.exit("torch is not installed: give --corpus")]
+    lines = sum(_line_count(path) for path in _files(corpus))
+
+    parse, count = median_of(args.runs, [sys.executable, "-c", PARSE_ONLY, *corpus])
+    cold, report = median_of(args.runs, lint_command(corpus, "--no-cache", "--jobs", "1"))
+    linted = json.loads(report)["summary"]["files"]
+    if linted != int(count):
+        sys.exit(f"parse saw {count} files, the lint {linted}: not the same corpus")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"BREAKSCAN_CACHE_DIR": cache}
+        timed(lint_command(corpus, "--jobs", "1"), env)  # fills the cache
+        warm, _ = median_of(args.runs, lint_command(corpus, "--jobs", "1"), env)
+    parallel, _ = median_of(args.runs, lint_command(corpus, "--no-cache", "--jobs", "2"))
+    editor = editor_relint(max(args.runs, 5))
+
+    print(f"corpus           {', '.join(corpus)}")
+    print(f"files, lines     {linted} files, {lines:,} lines; medians of {args.runs} runs; {os.cpu_count()} cores")
+    print(f"libcst parse     {parse:8.2f} s  ({lines / parse:,.0f} lines/s)")
+    print(f"cold, 1 process  {cold:8.2f} s  ({lines / cold:,.0f} lines/s)  = {cold / parse:.2f}x the parse")
+    print(f"warm cache       {warm:8.2f} s  = {100 * warm / cold:.1f}% of cold")
+    print(f"--jobs 2         {parallel:8.2f} s  = {cold / parallel:.2f}x faster than --jobs 1")
+    if editor:
+        name, editor_lines, seconds = editor
+        print(f"editor re-lint   {seconds:8.3f} s  ({name}, {editor_lines:,} lines, after an edit)")
+
+
+def _files(corpus: list[str]) -> list[str]:
+    from breakscan.files import collect
+
+    return collect(corpus).files
+
+
+def _line_count(path: str) -> int:
+    with open(path, "rb") as handle:
+        return handle.read().count(b"\n")
+
+
+if __name__ == "__main__":
+    main()
