@@ -69,6 +69,14 @@ def check_command(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.verify and not args.baseline:
         raise UsageError("--verify needs --baseline FILE (an earlier --format json report)")
+    baseline = None
+    if args.baseline:
+        from breakscan.report.verify import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(args.baseline)
+        except BaselineError as error:
+            raise UsageError(str(error)) from None
     paths = args.paths
     missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
@@ -88,11 +96,21 @@ def check_command(args: argparse.Namespace) -> int:
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
     if not args.static:
         _confirm(report, args, outcome)
-    if args.verify:
+    _attach_fixes(report, args)
+    if baseline is not None:
         from breakscan.report.verify import attach_baseline
 
-        attach_baseline(report, args.baseline)
+        attach_baseline(report, baseline, label=args.baseline)
     return _emit(report, args)
+
+
+def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
+    """Refactors written against the user's lines, for the formats that show or apply them."""
+    if args.format in ("concise", "github") or not report.findings:
+        return
+    from breakscan.fixes import attach_fixes
+
+    report.findings = attach_fixes(report.findings, report.targets)
 
 
 def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
@@ -130,6 +148,7 @@ def run_command(args: argparse.Namespace) -> int:
     report = Report(version=__version__, files=1, targets=targets)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)
     report.findings = fuse([], targets)
+    _attach_fixes(report, args)
     return _emit(report, args)
 
 

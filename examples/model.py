@@ -4,14 +4,9 @@
 TorchDynamo, and shows which breaks are real and how to remove each.
 """
 
-import logging
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-logger = logging.getLogger(__name__)
-
 
 def normalise(scores):
     total = scores.sum().item()
