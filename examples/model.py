@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+
 def normalise(scores):
     total = scores.sum().item()
     return scores / total
