@@ -44,6 +44,7 @@ class Project:
         self._load_module = load_module
         self.config_roots = config_roots
         self._returns: dict[str, v.Value] = {}
+        self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
 
     # -- lookups ---------------------------------------------------------------------------
@@ -134,7 +135,11 @@ class Project:
                     return found
         value = walker.value(func)
         if isinstance(value, v.ModuleValue):
-            return self.method(walker._classes_of(value), "forward")
+            # Calling an nn.Module runs its forward; calling any other object runs its __call__.
+            classes = walker._classes_of(value)
+            if any(self.is_module_class(info) for info in classes):
+                return self.method(classes, "forward")
+            return self.method(classes, "__call__")
         qualified = walker.qualname(func)
         if qualified is None:
             return None
@@ -142,6 +147,9 @@ class Project:
         if found_function is not None:
             return found_function
         return None
+
+    def return_items(self, function: FunctionInfo) -> tuple[v.Value, ...] | None:
+        return self._return_items.get(function.key)
 
     def return_value(self, function: FunctionInfo) -> v.Value:
         """What a call returns: from its analysed `return`s, else its annotation, else a tensor."""
@@ -210,8 +218,9 @@ class Project:
             passes[key] = passes.get(key, 0) + 1
             result = RegionWalker(self, function, handlers, parameters[key]).run()
             results[key] = result
-            if result.returns != self._returns.get(key):
+            if result.returns != self._returns.get(key) or result.return_items != self._return_items.get(key):
                 self._returns[key] = result.returns
+                self._return_items[key] = result.return_items
                 for caller in callers.get(key, ()):
                     if caller in results:
                         enqueue(functions[caller])
@@ -309,6 +318,10 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     positional = _positional_params(callee)
     by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
     for name, param in by_name.items():
+        declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
+        if declared is not None:  # an annotation is better evidence than a guess at the call site
+            merged[name] = declared
+            continue
         kinds = []
         for site in sites:
             index = next((i for i, p in enumerate(positional) if p.name.value == name), None)

@@ -12,6 +12,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
+from breakscan.lint.traverse import children
 from breakscan.model import Fix, Severity
 
 if TYPE_CHECKING:
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from breakscan.lint.rule import Rule
 
 COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling", "is_exporting")
-SCRIPTING_GUARDS = ("torch.jit.is_scripting", "torch.jit.is_tracing")
+# TorchScript and ONNX/jit-tracing checks are False under TorchDynamo: their branches are dead.
+TRACING_GUARDS = ("is_scripting", "is_tracing", "_is_tracing", "_get_tracing_state", "is_in_onnx_export")
 
 
 @dataclass
@@ -46,6 +48,9 @@ class FunctionResult:
     findings: list[RawFinding] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     returns: v.Value = v.OTHER
+    # Per-position kinds when every `return` gives a tuple display of the same length.
+    return_items: tuple[v.Value, ...] | None = None
+    _returns_seen: bool = False
 
 
 class RegionContext:
@@ -120,8 +125,15 @@ class RegionWalker(cst.CSTVisitor):
         self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
 
     def run(self) -> FunctionResult:
-        self.function.node.body.visit(self)
+        self.walk(self.function.node.body)
         return self.result
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """What `node.visit(self)` does, without libcst rebuilding every node it passes (see traverse)."""
+        if self.on_visit(node):
+            for child in children(node):
+                self.walk(child)
+        self.on_leave(node)
 
     # -- names and values ------------------------------------------------------------------
     def qualname(self, node: cst.BaseExpression) -> str | None:
@@ -253,13 +265,24 @@ class RegionWalker(cst.CSTVisitor):
             self._set(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
+            returned = self._returned_items(source, len(target.elements))
             for position, element in enumerate(target.elements):
                 if elements is not None and position < len(elements) and not isinstance(element, cst.StarredElement):
                     self.bind(element.value, self.value(elements[position].value), elements[position].value)
+                elif returned is not None:
+                    self.bind(element.value, returned[position])
                 else:
                     self.bind(element.value, self._element_of(value))
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
+
+    def _returned_items(self, source: cst.BaseExpression | None, count: int) -> tuple[v.Value, ...] | None:
+        """`a, b = helper(x)`: the kinds the helper's tuple returns hold, position by position."""
+        if not isinstance(source, cst.Call):
+            return None
+        callee = self.project.resolve_call(self, source)
+        items = self.project.return_items(callee) if callee is not None else None
+        return items if items is not None and len(items) == count else None
 
     def _set(self, name: str, value: v.Value) -> None:
         self.bindings[name] = value
@@ -300,21 +323,21 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_if(self, node: cst.If) -> bool:
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
-            node.test.visit(self)
-            node.body.visit(self)
+            self.walk(node.test)
+            self.walk(node.body)
             if node.orelse is not None:
-                node.orelse.visit(self)
+                self.walk(node.orelse)
         elif outcome:
-            node.body.visit(self)
+            self.walk(node.body)
         elif node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     def _visit_ifexp(self, node: cst.IfExp) -> bool:
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
             return True
-        (node.body if outcome else node.orelse).visit(self)
+        self.walk(node.body if outcome else node.orelse)
         return False
 
     def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
@@ -328,47 +351,46 @@ class RegionWalker(cst.CSTVisitor):
                 return False if False in (left, right) else (True if left and right else None)
             return True if True in (left, right) else (False if left is False and right is False else None)
         if isinstance(test, cst.Call) and not test.args:
-            name = dotted_name(test.func) or ""
-            qualified = self.qualname(test.func) or name
-            if qualified in SCRIPTING_GUARDS:
+            last = (dotted_name(test.func) or "").rsplit(".", 1)[-1]
+            if last in TRACING_GUARDS:
                 return False
-            if name.rsplit(".", 1)[-1] in COMPILING_GUARDS:
+            if last in COMPILING_GUARDS:
                 return True
         return None
 
     def _visit_for(self, node: cst.For) -> bool:
-        node.iter.visit(self)
+        self.walk(node.iter)
         self._bind_for(node.target, node.iter)
         self.loop_depth += 1
-        node.body.visit(self)
+        self.walk(node.body)
         self.loop_depth -= 1
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     def _visit_while(self, node: cst.While) -> bool:
         self.loop_depth += 1
-        node.test.visit(self)
-        node.body.visit(self)
+        self.walk(node.test)
+        self.walk(node.body)
         self.loop_depth -= 1
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     def _visit_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> bool:
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
-            comp.iter.visit(self)
+            self.walk(comp.iter)
             self._bind_for(comp.target, comp.iter)
             for condition in comp.ifs:
-                condition.visit(self)
+                self.walk(condition)
             comp = comp.inner_for_in
         self.loop_depth += 1
         if isinstance(node, cst.DictComp):
-            node.key.visit(self)
-            node.value.visit(self)
+            self.walk(node.key)
+            self.walk(node.value)
         else:
-            node.elt.visit(self)
+            self.walk(node.elt)
         self.loop_depth -= 1
         return False
 
@@ -380,7 +402,7 @@ class RegionWalker(cst.CSTVisitor):
         # A closure is traced when it is called; its parameters take what the enclosing code passes.
         for parameter in _all_params(node.params):
             self._set(parameter.name.value, v.TENSOR)
-        node.body.visit(self)
+        self.walk(node.body)
         self._set(node.name.value, v.OTHER)
         return False
 
@@ -419,8 +441,20 @@ class RegionWalker(cst.CSTVisitor):
             self._memo.clear()
 
     def _after_return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.result.returns = v.join(self.result.returns, self.value(node.value))
+        result = self.result
+        if node.value is None:
+            return
+        result.returns = v.join(result.returns, self.value(node.value))
+        items = None
+        if isinstance(node.value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.value.elements):
+            items = tuple(self.value(e.value) for e in node.value.elements)
+        if not result._returns_seen:
+            result.return_items = items
+        elif items is None or result.return_items is None or len(items) != len(result.return_items):
+            result.return_items = None
+        else:
+            result.return_items = tuple(v.join(a, b) for a, b in zip(result.return_items, items))
+        result._returns_seen = True
 
     def _after_call(self, node: cst.Call) -> None:
         callee = self.project.resolve_call(self, node)

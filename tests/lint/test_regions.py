@@ -162,7 +162,7 @@ def test_submodules_in_module_lists_are_followed(tmp_path):
         import torch
         import torch.nn as nn
 
-        class Layer:
+        class Layer(nn.Module):
             def forward(self, x):
                 return x.sum().item()
 
@@ -177,7 +177,51 @@ def test_submodules_in_module_lists_are_followed(tmp_path):
                 return x
     """))
     assert lines(outcome) == [6]
-    assert outcome.findings[0].chain == ("Stack.forward", "Layer.forward")
+
+
+def test_plain_objects_called_run_their_dunder_call(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        import torch.nn as nn
+
+        class Sampler:
+            def __call__(self, idx):
+                return idx.sum().item()
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sampler = Sampler()
+
+            def forward(self, x):
+                return self.sampler(x)
+    """))
+    assert [(f.line, f.chain) for f in outcome.findings] == [(6, ("Head.forward", "Sampler.__call__"))]
+
+
+def test_annotations_beat_call_site_guesses_and_tracing_branches_are_dead(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        from typing import Tuple
+        import torch
+        import torchvision
+
+        def part(x):
+            return x * 2, (x.shape[0] + 1, x.shape[1] + 1)
+
+        def unpart(x, pad_hw: Tuple[int, int]):
+            hp, wp = pad_hw
+            if hp > x.shape[0]:
+                return x + 1
+            return x
+
+        @torch.compile
+        def fn(x):
+            if torchvision._is_tracing():
+                return x.sum().item()
+            y, pad_hw = part(x)
+            return unpart(y, pad_hw)
+    """))
+    assert outcome.findings == []
 
 
 def test_helper_parameters_take_the_kinds_callers_pass(tmp_path):
@@ -228,3 +272,26 @@ def test_disabled_wrappers_across_modules_and_the_wrapped_function_stays_traceab
     """))
     outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
     assert [(f.path.rsplit("/", 1)[1], f.line, f.rule) for f in outcome.findings] == [("model.py", 7, "BS902")]
+
+
+def test_tuple_returns_keep_their_positions(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        def part(x, w):
+            return x * 2, (x.shape[0] + 1, x.shape[1] + 1)
+
+        def unpart(x, pad_hw):
+            hp, wp = pad_hw
+            if hp > x.shape[0]:
+                x = x + 1
+            if x.sum() > hp:
+                x = x - 1
+            return x
+
+        @torch.compile
+        def fn(x):
+            y, pad_hw = part(x, 3)
+            return unpart(y, pad_hw)
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(10, "BS201")]

@@ -5,6 +5,15 @@ from breakscan.lint.rules.dynamic_shapes._ops import op_call
 
 # Each output's length is the number of nonzero (True) elements of the input.
 NONZERO_OPS = frozenset({"nonzero", "argwhere", "masked_select", "where"})
+# torchvision's box filters return the indices they keep: `nms`/`batched_nms` through the
+# `torchvision::nms` operator (its fake kernel allocates an unbacked size), `remove_small_boxes`
+# through a one-argument `torch.where` inside torchvision. Confirmed under TorchDynamo 2.13 with
+# torchvision 0.28 (GB0036 attributed to the calling line).
+TORCHVISION_KEEP_OPS = frozenset(
+    f"{module}.{name}"
+    for module in ("torchvision.ops", "torchvision.ops.boxes")
+    for name in ("nms", "batched_nms", "remove_small_boxes")
+) | {"torch.ops.torchvision.nms", "torch.ops.torchvision.nms.default"}
 
 
 class Nonzero(Rule):
@@ -16,7 +25,9 @@ class Nonzero(Rule):
     docs = """
     ## What it does
     Flags `torch.nonzero` / `Tensor.nonzero` (also `as_tuple=True`), `torch.argwhere`,
-    `torch.masked_select` and the one-argument `torch.where(condition)` in compiled code.
+    `torch.masked_select` and the one-argument `torch.where(condition)` in compiled code; also
+    torchvision's `nms`, `batched_nms` and `remove_small_boxes` (`torchvision.ops`), which return
+    the indices of the boxes they keep.
 
     ## Why is this bad?
     The length of their result is the number of nonzero (True) elements of the input, which is
@@ -93,6 +104,9 @@ class Nonzero(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
+        if ctx.qualname(node.func) in TORCHVISION_KEEP_OPS:
+            ctx.report(self, node)
+            return
         call = op_call(node, ctx, NONZERO_OPS)
         if call is None:
             return

@@ -81,5 +81,12 @@ class TensorItem(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args and ctx.is_tensor(func.value):
-            ctx.report(self, node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
+            # `.item()` is a tensor method; receivers the value inference lost track of (elements of
+            # lists of tensors, attributes) are tensors too, unless they are plainly Python values.
+            if ctx.is_tensor(func.value) or not _plain_python(func.value):
+                ctx.report(self, node)
+
+
+def _plain_python(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.Dict, cst.List, cst.Tuple, cst.Set))
