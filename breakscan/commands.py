@@ -142,12 +142,17 @@ def run_command(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.script):
         raise UsageError(f"script not found: {args.script}")
     from breakscan.confirm import fuse, run_script
+    from breakscan.lint.linter import lint_paths
 
+    # The script is linted too, so each break it hits is either confirmed or missed by the lint.
+    config = _config(argparse.Namespace(config=None, paths=[args.script]))
+    outcome = lint_paths([args.script], config, jobs=1)
     script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     targets = run_script(args.script, script_args, device=args.device, timeout=args.timeout)
-    report = Report(version=__version__, files=1, targets=targets)
+    report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
+                    unused_suppressions=outcome.unused_suppressions)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)
-    report.findings = fuse([], targets)
+    report.findings = fuse(outcome.findings, targets)
     _attach_fixes(report, args)
     return _emit(report, args)
 
