@@ -67,29 +67,25 @@ class Project:
         return None
 
     def find_class(self, qualified: str) -> ClassInfo | None:
-        if not qualified or qualified.startswith("builtins."):
-            return None
-        found = self._split(qualified)
-        if found is None:
-            return None
-        module, name = found
-        if name in module.classes:
-            return module.classes[name]
-        if name in module.imports:  # re-exported: `from .layers import Block` in a package __init__
-            return self.find_class(module.imports[name]) if module.imports[name] != qualified else None
-        return None
+        return self._find(qualified, "classes")
 
     def find_function(self, qualified: str) -> FunctionInfo | None:
+        return self._find(qualified, "functions")
+
+    def _find(self, qualified: str, table: str):
+        """A class or function of a scanned module, following re-exports (`from .layers import
+        Block` in a package's `__init__`)."""
         if not qualified or qualified.startswith("builtins."):
             return None
         found = self._split(qualified)
         if found is None:
             return None
         module, name = found
-        if name in module.functions:
-            return module.functions[name]
+        definitions = getattr(module, table)
+        if name in definitions:
+            return definitions[name]
         if name in module.imports and module.imports[name] != qualified:
-            return self.find_function(module.imports[name])
+            return self._find(module.imports[name], table)
         return None
 
     def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:
