@@ -72,7 +72,7 @@ class Project:
     def find_function(self, qualified: str) -> FunctionInfo | None:
         return self._find(qualified, "functions")
 
-    def _find(self, qualified: str, table: str):
+    def _find(self, qualified: str, table: str, hops: int = 0):
         """A class or function of a scanned module, following re-exports (`from .layers import
         Block` in a package's `__init__`)."""
         if not qualified or qualified.startswith("builtins."):
@@ -84,8 +84,8 @@ class Project:
         definitions = getattr(module, table)
         if name in definitions:
             return definitions[name]
-        if name in module.imports and module.imports[name] != qualified:
-            return self._find(module.imports[name], table)
+        if name in module.imports and module.imports[name] != qualified and hops < 8:  # re-export cycles
+            return self._find(module.imports[name], table, hops + 1)
         return None
 
     def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:
