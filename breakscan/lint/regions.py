@@ -20,6 +20,7 @@ from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
 
 ROOT = "<compiled>"
+COUNT_NAMES = frozenset({"n", "i", "j", "k", "step", "steps", "dim", "size", "num", "count", "index"})
 MAX_PASSES_PER_FUNCTION = 8
 
 @dataclass
@@ -149,12 +150,12 @@ class Project:
 
     def return_value(self, function: FunctionInfo) -> v.Value:
         """What a call returns: from its analysed `return`s, else its annotation, else a tensor."""
-        known = self._returns.get(function.key)
-        if known is not None:
-            return known
         returns = function.node.returns
         declared = _annotation_kind(returns.annotation) if returns is not None else None
-        return declared if declared is not None else v.TENSOR
+        if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
+            return declared
+        known = self._returns.get(function.key)
+        return known if known is not None else v.TENSOR
 
     # -- roots and reachability ------------------------------------------------------------
     def roots(self, modules: list[ModuleIndex] | None = None) -> list[FunctionInfo]:
@@ -199,7 +200,6 @@ class Project:
                 queued.add(function.key)
                 queue.append(function)
 
-        roots = {root.key for root in self.roots(only)}
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
@@ -230,7 +230,7 @@ class Project:
                     functions[callee.key] = callee
                     sites.setdefault(callee.key, {}).setdefault(key, []).append(site)
             for callee_key, by_caller in sites.items():
-                if key not in by_caller or callee_key in roots:
+                if key not in by_caller:
                     continue
                 merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
                 if merged != parameters.get(callee_key):
@@ -300,7 +300,14 @@ def _parameter_kind(param: cst.Param) -> v.Value:
         if isinstance(param.default, cst.Name) and param.default.value == "None":
             return v.MAYBE_TENSOR
         return v.OTHER
-    return v.TENSOR
+    return v.OTHER if _counts_by_name(param.name.value) else v.TENSOR
+
+
+def _counts_by_name(name: str) -> bool:
+    """Unannotated parameters whose names say they hold counts or sizes (`n`, `num_steps`,
+    `hidden_size`): Python ints far more often than tensors."""
+    return (name in COUNT_NAMES or name.startswith(("num_", "n_")) or
+            name.endswith(("_size", "_dim", "_steps", "_count")))
 
 
 def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
@@ -333,9 +340,12 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
         for kind in kinds[1:]:
             value = v.join(value, kind)
         merged[name] = value
-    for star in (node.params.star_arg, node.params.star_kwarg):
-        if isinstance(star, cst.Param):
-            merged[star.name.value] = v.TENSORS
+    if isinstance(node.params.star_arg, cst.Param):
+        extra = [kind for site in sites for kind in site.arguments[len(positional):]]
+        holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for kind in extra)
+        merged[node.params.star_arg.name.value] = v.TENSORS if holds_tensors else v.OTHER
+    if node.params.star_kwarg is not None:
+        merged[node.params.star_kwarg.name.value] = v.TENSORS
     return merged
 
 

@@ -172,9 +172,11 @@ class RegionWalker(cst.CSTVisitor):
                 isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
             ):
                 return v.OTHER
-            if any(self.value(part) in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR) for part in (left, *rights)):
+            kinds = [self.value(part) for part in (left, *rights)]
+            if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
                 return v.TENSOR
-            return v.OTHER
+            # `beam_size > 1` with `beam_size=None`: an optional value, most often not a tensor.
+            return v.MAYBE_TENSOR if v.MAYBE_TENSOR in kinds else v.OTHER
         if isinstance(node, cst.UnaryOperation):
             inner = self.value(node.expression)
             if isinstance(node.operator, cst.Not):

@@ -14,7 +14,8 @@ class TensorComprehensionIf(Rule):
     ## What it does
     Flags the `if` clause of a list, set, dict or generator comprehension when it tests tensor
     data: `[f for f in feats if f.abs().sum() > 0]`. Filters on Python values
-    (`[t for t in ts if t is not None]`, `if t.dim() == 4`) are fine.
+    (`[t for t in ts if t is not None]`, `if t.dim() == 4`) are fine, and so are tests on the
+    keys of a dict (`{k: v for k, v in outputs.items() if k != "aux"}`): keys are Python values.
 
     ## Why is this bad?
     Which items are kept depends on values only known at run time, so TorchDynamo ends the graph
@@ -54,8 +55,80 @@ class TensorComprehensionIf(Rule):
                 kept = [p for p in parts if p is not None and p.dim() == 1]
                 return torch.stack(kept).sum(0)
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(outputs):
+                main = {k: v for k, v in outputs.items() if k != "aux"}
+                names = [k for k in outputs.keys() if k.startswith("lo")]
+                return main["logits"] * 2 + len(names)
+        """, inputs='({"logits": torch.randn(4), "aux": torch.randn(4)},)'),
     )
 
+    def on_ListComp(self, node: cst.ListComp, ctx) -> None:
+        self._note_key_tests(node)
+
+    def on_SetComp(self, node: cst.SetComp, ctx) -> None:
+        self._note_key_tests(node)
+
+    def on_GeneratorExp(self, node: cst.GeneratorExp, ctx) -> None:
+        self._note_key_tests(node)
+
+    def on_DictComp(self, node: cst.DictComp, ctx) -> None:
+        self._note_key_tests(node)
+
+    def _note_key_tests(self, node) -> None:
+        # runs before the `if` clauses are visited; remember the ones that only test dict keys
+        comp = node.for_in
+        while comp is not None:
+            keys = _dict_key_names(comp)
+            for clause in comp.ifs if keys else ():
+                if _names_in(clause.test) <= keys:
+                    self._key_tests()[id(clause)] = clause
+            comp = comp.inner_for_in
+
     def on_CompIf(self, node: cst.CompIf, ctx) -> None:
+        if self._key_tests().pop(id(node), None) is node:
+            return  # a test on dict keys only: Python values
         if holds_tensor_data(node.test, ctx):
             ctx.report(self, node.test)
+
+    def _key_tests(self) -> dict[int, cst.CompIf]:
+        if "_key_tests_by_id" not in self.__dict__:
+            self._key_tests_by_id: dict[int, cst.CompIf] = {}
+        return self._key_tests_by_id
+
+
+def _dict_key_names(node: cst.CompFor) -> set[str]:
+    """Names a `for` over `d.items()` / `d.keys()` binds to the dict's keys (`for k, v in d.items()`)."""
+    it = node.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args):
+        return set()
+    method, target = it.func.attr.value, node.target
+    if method == "keys" and isinstance(target, cst.Name):
+        return {target.value}
+    if method == "items" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        first = target.elements[0].value
+        return {first.value} if isinstance(first, cst.Name) else set()
+    return set()
+
+
+def _names_in(expr: cst.BaseExpression) -> set[str]:
+    """Bare names read by an expression (attribute names and call keywords excluded)."""
+    names: set[str] = set()
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            attr.value.visit(self)
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False
+
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    expr.visit(_Collect())
+    return names

@@ -7,6 +7,10 @@ from breakscan.lint.rule import Example, Rule
 UNTRACEABLE_MODULES = {
     "gc": "GB0007", "zlib": "GB0007", "hashlib": "GB0007", "pickle": "GB0007", "base64": "GB0007",
     "secrets": "GB0008",
+    # third party, on TorchDynamo's own skip list (trace_rules.THIRDPARTY_SKIPLIST): progress bars
+    # in samplers and training loops (`for i in trange(n)`, `with tqdm(total=n) as bar`), GB0007
+    # at the call, then GB0008 when the loop iterates the bar
+    "tqdm": "GB0007",
 }
 UNTRACEABLE_CALLS = {
     # clocks and identities (the `time` module has its own rule, time-call)
@@ -65,14 +69,16 @@ class UntraceableStdlibCall(Rule):
     | `datetime.datetime.now/utcnow/today/fromtimestamp`, `datetime.date.today` | GB0156 |
     | `json.dumps/loads`, `io.StringIO/BytesIO` | GB0156 |
     | `secrets.*` | GB0008 |
+    | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
 
     ## Why is this bad?
     These functions are on TorchDynamo's skip list (GB0007 "Attempted to call function marked
     as skipped", GB0008 when reached through a Python helper) or are C methods it cannot model
     (GB0156 "Unsupported method call"): the graph ends at the call, the call runs eagerly and a
     new graph starts after it. Their results (a timestamp, a hash, a thread id) are not tensors
-    anyway. Not flagged because they are traced in 2.13: `os.environ`/`os.getenv` (guarded),
-    `os.path.join`, `inspect.signature`, `re`, `struct`, `threading.main_thread`.
+    anyway. A progress bar (`for i in trange(steps)` in a sampler) breaks at the call and again
+    when the loop iterates it, so the whole loop body then runs eagerly. Not flagged because they
+    are traced in 2.13: `os.environ`/`os.getenv` (guarded), `os.path.join`, `inspect.signature`, `re`, `struct`, `threading.main_thread`.
 
     ## Example
     ```python
@@ -83,7 +89,8 @@ class UntraceableStdlibCall(Rule):
 
     ## Use instead
     Compute such values outside the compiled function (once, at construction time) and pass them
-    in, or key on `x.shape` directly (a tuple is hashable and traced).
+    in, or key on `x.shape` directly (a tuple is hashable and traced). Drive a progress bar from
+    outside: compile the per-step function and loop over `trange(steps)` around it.
     """
     invalid = (
         Example("""
