@@ -12,7 +12,9 @@ run is a fresh process, as a user's command is:
 - jobs 2: `--no-cache --jobs 2`, against cold;
 - editor: re-linting one model file of about 1,000 lines after an edit, as `breakscan lsp` does.
 
-It is a script, not a test: the figures depend on the machine and on what else it is doing.
+It is a script, not a test: the figures depend on the machine and on what else it is doing. It
+runs a snapshot of breakscan taken when it starts, so an edit made meanwhile cannot mix versions
+(nor invalidate the warm cache, whose key includes breakscan's own code).
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from importlib.util import find_spec
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "breakscan"
 
 # Parses exactly the files the lint collects (breakscan.files.collect) and prints their count.
 PARSE_ONLY = """
@@ -37,6 +43,13 @@ for path in files:
         libcst.parse_module(handle.read())
 print(len(files))
 """
+
+
+def snapshot(into: str) -> None:
+    """Run the copy of breakscan in `into`, here and in every command below."""
+    shutil.copytree(PACKAGE, os.path.join(into, "breakscan"), ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, into)
+    os.chdir(into)  # `python -m breakscan` imports from the current folder first
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
@@ -91,23 +104,29 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="+", help="folders to lint (default: the installed torch package)")
     parser.add_argument("--runs", type=int, default=3, help="runs per figure; the median is reported (default 3)")
     args = parser.parse_args()
-    corpus = args.corpus or [_torch_dir() or sys.exit("torch is not installed: give --corpus")]
+    corpus = [os.path.abspath(c) for c in args.corpus or [_torch_dir() or sys.exit("torch is not installed")]]
+    with tempfile.TemporaryDirectory() as frozen:
+        snapshot(frozen)
+        measure(corpus, args.runs)
+
+
+def measure(corpus: list[str], runs: int) -> None:
     lines = sum(_line_count(path) for path in _files(corpus))
 
-    parse, count = median_of(args.runs, [sys.executable, "-c", PARSE_ONLY, *corpus])
-    cold, report = median_of(args.runs, lint_command(corpus, "--no-cache", "--jobs", "1"))
+    parse, count = median_of(runs, [sys.executable, "-c", PARSE_ONLY, *corpus])
+    cold, report = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "1"))
     linted = json.loads(report)["summary"]["files"]
     if linted != int(count):
         sys.exit(f"parse saw {count} files, the lint {linted}: not the same corpus")
     with tempfile.TemporaryDirectory() as cache:
         env = {"BREAKSCAN_CACHE_DIR": cache}
         timed(lint_command(corpus, "--jobs", "1"), env)  # fills the cache
-        warm, _ = median_of(args.runs, lint_command(corpus, "--jobs", "1"), env)
-    parallel, _ = median_of(args.runs, lint_command(corpus, "--no-cache", "--jobs", "2"))
-    editor = editor_relint(max(args.runs, 5))
+        warm, _ = median_of(runs, lint_command(corpus, "--jobs", "1"), env)
+    parallel, _ = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "2"))
+    editor = editor_relint(max(runs, 5))
 
     print(f"corpus           {', '.join(corpus)}")
-    print(f"files, lines     {linted} files, {lines:,} lines; medians of {args.runs} runs; {os.cpu_count()} cores")
+    print(f"files, lines     {linted} files, {lines:,} lines; medians of {runs} runs; {os.cpu_count()} cores")
     print(f"libcst parse     {parse:8.2f} s  ({lines / parse:,.0f} lines/s)")
     print(f"cold, 1 process  {cold:8.2f} s  ({lines / cold:,.0f} lines/s)  = {cold / parse:.2f}x the parse")
     print(f"warm cache       {warm:8.2f} s  = {100 * warm / cold:.1f}% of cold")

@@ -54,6 +54,8 @@ class Finding:
     # Filled by the fuser: how often the confirmed break happened, and in which target.
     count: int = 0
     target: str | None = None
+    # Where each function of `chain` calls the next (len(chain) - 1 frames), when known.
+    call_sites: tuple[Frame, ...] = ()
 
     @property
     def line(self) -> int:

@@ -76,6 +76,7 @@ def _unpredicted(seen: _Seen) -> Finding:
         gb_ids=(brk.gb_id,) if brk.gb_id else (),
         severity="error",
         chain=tuple(f.function for f in brk.stack[: site + 1]),
+        call_sites=tuple(brk.stack[:site]),
         status="dynamic-only",
         count=seen.count,
         target=seen.target,

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -23,7 +24,7 @@ from breakscan.lint.rule import Rule
 from breakscan.lint.source import Source, SourceError, check_expression_size, read_source
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
-from breakscan.model import FileError, Finding, Fix
+from breakscan.model import FileError, Finding, Fix, Frame
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
@@ -80,6 +81,38 @@ class _Parsed:
     data: bytes
     tree: cst.Module
     index: ModuleIndex
+
+
+class _ParseCache:
+    """Parsed files kept for the units that follow in this process (or the editor's next lint): a
+    helper module that many files call, such as a package's `functional.py`, is parsed once, not
+    once per caller. Trees and indexes are only read after they are built, so units can share them.
+    Bounded by source lines, as a libcst tree takes about 7 kB per line."""
+
+    def __init__(self, max_lines: int):
+        self.max_lines = max_lines
+        self._entries: OrderedDict[str, tuple[_Parsed, int]] = OrderedDict()
+        self._lines = 0
+
+    def get(self, path: str, data: bytes) -> _Parsed | None:
+        entry = self._entries.get(path)
+        if entry is None or entry[0].data != data:
+            return None
+        self._entries.move_to_end(path)
+        return entry[0]
+
+    def put(self, parsed: _Parsed) -> None:
+        old = self._entries.pop(parsed.path, None)
+        if old is not None:
+            self._lines -= old[1]
+        lines = parsed.text.count("\n") + 1
+        self._entries[parsed.path] = (parsed, lines)
+        self._lines += lines
+        while self._lines > self.max_lines and len(self._entries) > 1:
+            self._lines -= self._entries.popitem(last=False)[1][1]
+
+
+_parse_cache = _ParseCache(max_lines=25_000)
 
 
 class Unit:
@@ -141,15 +174,23 @@ class Unit:
                 for finding in function_result.findings:
                     finding.severity = "info"
                     raw.setdefault(finding.function.module.path, []).append((finding, key))
+        # Positions for the reported nodes and for the calls along their chains, file by file.
+        calls = {key: analysis.calls(key) for items in raw.values() for _, key in items}
+        wanted: dict[str, list[tuple[cst.CSTNode, cst.CSTNode]]] = {}
         for path, items in raw.items():
-            parsed = self.parsed[path]
-            spans = locate(parsed.tree, parsed.text, [(f.node, f.function.top_statement) for f, _ in items])
+            wanted.setdefault(path, []).extend((f.node, f.function.top_statement) for f, _ in items)
+        for caller, call in (site for along in calls.values() for site in along):
+            wanted.setdefault(caller.module.path, []).append((call, caller.top_statement))
+        spans = {path: locate(self.parsed[path].tree, self.parsed[path].text, nodes) for path, nodes in wanted.items()}
+        for path, items in raw.items():
             for finding, key in items:
                 rule = finding.rule
+                sites = tuple(Frame(caller.module.path, spans[caller.module.path][id(call)].line, caller.qualname)
+                              for caller, call in calls[key])
                 self.result.findings.append(
-                    Finding(rule=rule.id, name=rule.name, path=path, span=spans[id(finding.node)],
+                    Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
                             message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
-                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint))
+                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites)
                 )
 
     def read(self, path: str) -> Source:
@@ -157,14 +198,17 @@ class Unit:
         return read_source(path)
 
     def _parse(self, path: str, text: str, data: bytes) -> _Parsed:
-        check_expression_size(text)
-        try:
-            tree = cst.parse_module(text)
-        except cst.ParserSyntaxError as error:
-            raise SourceError(f"syntax error: {_first_line(error.message)}", error.raw_line,
-                              error.raw_column + 1) from None
-        name, package = module_name_for(path)
-        parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
+        parsed = _parse_cache.get(path, data)
+        if parsed is None:
+            check_expression_size(text)
+            try:
+                tree = cst.parse_module(text)
+            except cst.ParserSyntaxError as error:
+                raise SourceError(f"syntax error: {_first_line(error.message)}", error.raw_line,
+                                  error.raw_column + 1) from None
+            name, package = module_name_for(path)
+            parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
+            _parse_cache.put(parsed)
         self.parsed[path] = parsed
         return parsed
 

@@ -31,11 +31,19 @@ class Analysis:
 
     def chain(self, key: str) -> tuple[str, ...]:
         """Display names from the compiled root to the function, by the shortest call path."""
+        return tuple(self.functions[node].qualname for node in self._path(key))
+
+    def calls(self, key: str) -> list[tuple[FunctionInfo, cst.Call]]:
+        """Along the same path, each function with its (first) call of the next."""
+        path = self._path(key)
+        return [(self.functions[caller], self.graph.edges[caller, callee]["call"])
+                for caller, callee in zip(path, path[1:])]
+
+    def _path(self, key: str) -> list[str]:
         try:
-            path = nx.shortest_path(self.graph, ROOT, key)
+            return nx.shortest_path(self.graph, ROOT, key)[1:]
         except (nx.NetworkXNoPath, nx.NodeNotFound):
-            return (self.functions[key].qualname,)
-        return tuple(self.functions[node].qualname for node in path[1:])
+            return [key]
 
 
 class Project:
@@ -224,7 +232,8 @@ class Project:
                 callee_sites.pop(key, None)
             for site in result.calls:
                 callee = site.callee
-                graph.add_edge(key, callee.key)
+                if not graph.has_edge(key, callee.key):
+                    graph.add_edge(key, callee.key, call=site.node)
                 callers.setdefault(callee.key, set()).add(key)
                 if not callee.disabled:
                     functions[callee.key] = callee

@@ -41,6 +41,7 @@ class CallSite:
     callee: FunctionInfo
     arguments: list[v.Value]
     keywords: dict[str, v.Value]
+    node: cst.Call
 
 
 @dataclass
@@ -464,7 +465,7 @@ class RegionWalker(cst.CSTVisitor):
             return
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
-        self.result.calls.append(CallSite(callee, arguments, keywords))
+        self.result.calls.append(CallSite(callee, arguments, keywords, node))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

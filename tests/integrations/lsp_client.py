@@ -15,8 +15,9 @@ TIMEOUT = 30.0
 class Session:
     """One server process; diagnostics it publishes are kept per URI, newest last."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, command: tuple[str, ...] = (sys.executable, "-m", "breakscan", "lsp")):
         self.root = root
+        self.command = command
         self.client = LanguageClient("breakscan-tests", "1")
         self.published: dict[str, list[types.PublishDiagnosticsParams]] = {}
         self._arrived = asyncio.Event()
@@ -28,7 +29,7 @@ class Session:
             self._arrived.set()
 
     async def __aenter__(self) -> "Session":
-        await self.client.start_io(sys.executable, "-m", "breakscan", "lsp")
+        await self.client.start_io(*self.command)
         folder = types.WorkspaceFolder(uri=self.root.as_uri(), name="project")
         await self.client.initialize_async(types.InitializeParams(
             capabilities=types.ClientCapabilities(), root_uri=self.root.as_uri(), workspace_folders=[folder]))

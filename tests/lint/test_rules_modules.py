@@ -44,6 +44,51 @@ CASES = [
                 norm = nn.LayerNorm(8, elementwise_affine=True)
                 return norm(y)
     """, (7, "BS801"), entry="Model()"),
+    # a project module built in compiled code: TorchDynamo cannot finish an __init__ that creates
+    # parameters (GB0119 on super().__init__(), GB0264 on the layer); a parameter-free one is traced
+    case("""
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+                self.norm = nn.LayerNorm(dim)
+
+            def forward(self, x):
+                return self.norm(x)
+
+        class Solver(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+        @torch.compile
+        def fn(x):
+            solver = Solver(torch.sin)
+            return Head(8)(solver.model(x))
+    """, (6, "BS801"), (8, "BS801")),
+    # ... nor one built inside a `with` TorchDynamo cannot enter (GB0142 at the with, then
+    # GB0119 on super().__init__(): k-diffusion's `with tqdm(...) as bar: DPMSolver(model, ...)`)
+    case("""
+        import torch
+        from torch import nn
+
+        class Solver(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def step(self, x):
+                return self.model(x) * 2
+
+        @torch.compile
+        def fn(x):
+            with torch.device("cpu"):
+                solver = Solver(torch.sin)
+                return solver.step(x) + 1
+    """, (6, "BS801")),
     # hooks: on tensors (parameters included) traced, on modules not
     case("""
         import torch

@@ -1,6 +1,13 @@
+from __future__ import annotations
+
 import libcst as cst
 
+from breakscan.lint import values as v
+from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rules.context_managers.unsupported_context_manager import UNSUPPORTED_FACTORIES
+from breakscan.lint.rules.stdlib.untraceable_stdlib_call import untraceable_gb_id
+from breakscan.lint.walker import RawFinding
 
 # torch.nn layers that create nn.Parameters with their default arguments (verified: GB0264).
 # Parameter-free layers (ReLU, Dropout, pooling, Flatten, losses, Sequential of those) are traced.
@@ -35,7 +42,7 @@ def _canonical(qualified: str) -> str:
 class ModuleConstruction(Rule):
     id = "BS801"
     name = "module-construction"
-    gb_ids = ("GB0264", "GB0208")
+    gb_ids = ("GB0264", "GB0208", "GB0119")
     message = "building an nn layer with parameters inside compiled code creates nn.Parameters: the graph breaks here"
     fix_hint = "build the layer once in __init__ (self.proj = nn.Linear(...)) and call it in forward"
     docs = """
@@ -44,13 +51,21 @@ class ModuleConstruction(Rule):
     `nn.Embedding`, `nn.LayerNorm`, `nn.BatchNorm2d`, `nn.LSTM`, `nn.MultiheadAttention`...) in
     compiled code, including the lazy-init pattern `if not hasattr(self, "proj"): self.proj = nn.Linear(...)`.
 
+    Also flags building one of the project's own `nn.Module` classes in compiled code when
+    TorchDynamo cannot finish its `__init__`: the class's `__init__` builds such a layer (or an
+    `nn.Parameter`), or the construction sits in a `with` block whose context manager TorchDynamo
+    cannot enter (`with tqdm(total=n) as bar: solver = DPMSolver(model, ...)`). Those findings are
+    placed where TorchDynamo reports them: on `super().__init__()` (GB0119 "Uninitialized
+    nn.Module") and on the layer built in `__init__` (GB0264).
+
     ## Why is this bad?
     The layer's `__init__` creates `nn.Parameter`s, and TorchDynamo 2.13 does not trace the
     Parameter constructor (GB0264; GB0208 for the `LazyBatchNorm*` layers): the graph ends where
     the layer is built. Besides, a layer built in `forward` gets fresh random weights on every
     call and is never trained.
     Parameter-free layers (`nn.ReLU()`, `nn.Dropout()`, pooling, losses) and normalisation built
-    with `affine=False` / `elementwise_affine=False` are traced and not flagged.
+    with `affine=False` / `elementwise_affine=False` are traced and not flagged, and so is a
+    parameter-free module class of the project built outside such a `with` block.
 
     ## Example
     ```python
@@ -90,6 +105,23 @@ class ModuleConstruction(Rule):
                         self.norm = nn.LayerNorm(8)  # break
                     return self.norm(x)
         """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()  # break
+                    self.proj = nn.Linear(8, 8)  # break
+
+                def forward(self, x):
+                    return self.proj(x)
+
+            @torch.compile
+            def fn(x):
+                head = Head()
+                return head(x * 2) + 1
+        """),
     )
     valid = (
         Example("""
@@ -118,17 +150,137 @@ class ModuleConstruction(Rule):
                     y = pool(x.view(1, 1, 8))
                     return loss(y, torch.zeros_like(y))
         """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Solver(nn.Module):
+                def __init__(self, model, scale=2.0):
+                    super().__init__()
+                    self.model = model
+                    self.scale = scale
+
+                def step(self, x):
+                    return self.model(x) * self.scale
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    solver = Solver(self.net)
+                    return solver.step(x) + 1
+        """, entry="Model()"),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         qualified = ctx.qualname(node.func)
-        if qualified is None or not qualified.startswith("torch.nn."):
+        if qualified is None:
             return
-        qualified = _canonical(qualified)
-        if qualified in ALWAYS_PARAMETERISED:
+        if not qualified.startswith("torch.nn."):
+            self._project_module(node, qualified, ctx)
+            return
+        if _is_parameterised(_canonical(qualified), node):
             ctx.report(self, node)
-        elif qualified in AFFINE_FLAG and not _affine_disabled(node, AFFINE_FLAG[qualified]):
-            ctx.report(self, node)
+
+    def _project_module(self, node: cst.Call, qualified: str, ctx) -> None:
+        """`Head()` / `DPMSolver(model)`: a scanned nn.Module class whose `__init__` TorchDynamo cannot finish."""
+        if not isinstance(ctx.value(node), v.ModuleValue):
+            return
+        project = ctx._walker.project
+        info = project.find_class(qualified)
+        if info is None or not project.is_module_class(info):
+            return
+        init = project.method(project.class_lineage(info), "__init__")
+        if init is None:
+            return
+        supers, layers = _init_calls(init)
+        if not supers:
+            return
+        if layers:
+            name = info.name
+            for call in supers:
+                self._report_in(ctx, init, call, f"`{name}` is built in compiled code and its `__init__` creates "
+                                                 "nn.Parameters: TorchDynamo leaves it uninitialised and the graph breaks here")
+            for call in layers:
+                self._report_in(ctx, init, call)
+        elif _in_untraceable_with(node, ctx):
+            for call in supers:
+                self._report_in(ctx, init, call, f"`{info.name}` is built inside a `with` block TorchDynamo cannot "
+                                                 "enter: its `__init__` is not traced and the graph breaks here")
+
+    def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None) -> None:
+        # The break is inside another function (the class's `__init__`): place it there.
+        ctx._walker.result.findings.append(
+            RawFinding(self, node, function, message or self.message, self.severity, None))
+
+
+def _is_parameterised(qualified: str, node: cst.Call) -> bool:
+    if qualified in ALWAYS_PARAMETERISED or qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return qualified in ALWAYS_PARAMETERISED
+    return qualified in AFFINE_FLAG and not _affine_disabled(node, AFFINE_FLAG[qualified])
+
+
+def _init_calls(init) -> tuple[list[cst.Call], list[cst.Call]]:
+    """The `super().__init__()` calls of an `__init__`, and the parameterised torch.nn layers and
+    `nn.Parameter`s it builds."""
+    supers: list[cst.Call] = []
+    layers: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is init.node
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+                    and dotted_name(func.value.func) == "super"):
+                supers.append(node)
+                return
+            qualified = init.module.qualify(dotted_name(func))
+            if qualified and qualified.startswith("torch.nn."):
+                qualified = _canonical(qualified)
+                if _is_parameterised(qualified, node) or qualified.endswith(".Parameter"):
+                    layers.append(node)
+
+    init.node.visit(Finder())
+    return supers, layers
+
+
+def _in_untraceable_with(call: cst.Call, ctx) -> bool:
+    """Whether `call` sits in a `with` block whose context manager TorchDynamo cannot enter."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def __init__(self):
+            self.depth = 0
+
+        def visit_With(self, node: cst.With) -> None:
+            if any(_untraceable_manager(item.item, ctx) for item in node.items):
+                self.depth += 1
+
+        def leave_With(self, node: cst.With) -> None:
+            if any(_untraceable_manager(item.item, ctx) for item in node.items):
+                self.depth -= 1
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if node is call and self.depth:
+                found = True
+
+    ctx.function.node.body.visit(Finder())
+    return found
+
+
+def _untraceable_manager(item: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(item, cst.Call):
+        return False
+    qualified = ctx.qualname(item.func)
+    return qualified is not None and (qualified in UNSUPPORTED_FACTORIES or untraceable_gb_id(qualified) is not None)
 
 
 def _affine_disabled(node: cst.Call, keyword: str) -> bool:

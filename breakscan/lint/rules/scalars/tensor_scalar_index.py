@@ -21,8 +21,9 @@ class TensorScalarIndex(Rule):
     - a tensor as a slice bound (`x[:lengths.max()]`);
     - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`).
 
-    Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`) keeps
-    the graph and is not flagged.
+    Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`,
+    `t[rows, cols]`) keeps the graph and is not flagged. A subscript with several indices is never
+    taken for a list or module container (those take one index).
 
     ## Why is this bad?
     A 0-d integer index selects one element: TorchDynamo must turn the index into an integer it
@@ -99,10 +100,30 @@ class TensorScalarIndex(Rule):
                 best = x.argmax()
                 return x.index_select(0, best.view(1)) * 2
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            def first(items):
+                return items[0]
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(4, 4)])
+
+                def forward(self, x):
+                    t = first(self.layers)(x.view(2, 4))
+                    t = first([t, t + 1])
+                    rows = torch.arange(2).unsqueeze(-1)
+                    best = t.argmax(dim=-1, keepdim=True)
+                    return t[rows, best] * 2
+        """, entry="Model()"),
     )
 
     def on_Subscript(self, node: cst.Subscript, ctx) -> None:
-        sequence = _is_python_sequence(node.value, ctx)
+        # `t[rows, cols]`: a list or a module container takes a single index, so this is a tensor.
+        sequence = len(node.slice) == 1 and _is_python_sequence(node.value, ctx)
         for element in node.slice:
             item = element.slice
             if isinstance(item, cst.Slice):

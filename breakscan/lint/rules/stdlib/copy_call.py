@@ -22,7 +22,9 @@ class CopyCall(Rule):
     TorchDynamo 2.13 refuses to deep-copy a tensor or a module (GB4198 "Attempted to
     copy.deepcopy a tensor"), and `copy.copy` goes through `__reduce_ex__` machinery it cannot
     trace (GB0208 for a tensor, GB0007 for a list, dict or set, GB0008 for a module). The graph
-    ends at the call. Deep copies of plain Python data (a config, a list of ints) are traced.
+    ends at the call. Deep copies of plain Python data (a config, a list of ints) are traced, and
+    so are copies of plain objects such as a dataclass instance: a parameter annotated with a class
+    that is neither a tensor, a module nor a container (`cache: Cache | None`) is not flagged.
 
     ## Example
     ```python
@@ -95,6 +97,31 @@ class CopyCall(Rule):
                 sizes = copy.copy((2, 4))
                 return x.clone().view(sizes)
         """),
+        Example("""
+            from copy import copy
+            from dataclasses import dataclass
+            import torch
+            from torch import nn
+
+            @dataclass
+            class Cache:
+                length: int = 0
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x, cache: Cache | None = None):
+                    def run(inp, cache=None):
+                        return self.proj(inp)
+
+                    x = run(x, cache=cache)
+                    if cache is not None:
+                        cache = copy(cache)
+                        x = x + cache.length
+                    return x
+        """, entry="Model()", inputs="torch.randn(8), Cache(1)"),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
@@ -102,6 +129,8 @@ class CopyCall(Rule):
             return
         qualified = ctx.qualname(node.func)
         argument = node.args[0].value
+        if _annotated_plain_object(argument, ctx):
+            return
         if qualified == "copy.deepcopy" and _holds_tensors(argument, ctx):
             ctx.report(self, node)
         elif qualified == "copy.copy" and not isinstance(argument, cst.Tuple) and (
@@ -119,3 +148,21 @@ def _is_mutable_container(node: cst.BaseExpression, ctx) -> bool:
     if isinstance(node, _CONTAINER_DISPLAYS):
         return True
     return isinstance(node, cst.Call) and ctx.qualname(node.func) in _CONTAINER_BUILDERS
+
+
+# Words in a parameter annotation that say it may hold a tensor, a module or a mutable container.
+_TRACE_BREAKING_TYPES = ("Tensor", "Module", "Parameter", "list", "List", "dict", "Dict", "set", "Set", "Mapping",
+                         "Sequence", "Iterable", "Any", "object")
+
+
+def _annotated_plain_object(node: cst.BaseExpression, ctx) -> bool:
+    """`cache` where the function declares `cache: Cache | None`: a plain object (a dataclass, a
+    config), whatever the value inference guessed. `copy.copy` of one is traced."""
+    if not isinstance(node, cst.Name):
+        return False
+    params = ctx.function.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == node.value and param.annotation is not None:
+            text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+            return not any(word in text for word in _TRACE_BREAKING_TYPES)
+    return False

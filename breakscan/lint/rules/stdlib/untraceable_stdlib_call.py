@@ -12,6 +12,8 @@ UNTRACEABLE_MODULES = {
     # at the call, then GB0008 when the loop iterates the bar
     "tqdm": "GB0007",
 }
+# The third-party entries above: the message must not call them standard library.
+THIRD_PARTY_MODULES = frozenset({"tqdm"})
 UNTRACEABLE_CALLS = {
     # clocks and identities (the `time` module has its own rule, time-call)
     "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.datetime.today": "GB0156",
@@ -50,12 +52,12 @@ class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
     gb_ids = ("GB0007", "GB0156", "GB0008")
-    message = "this standard-library call cannot be traced by TorchDynamo: the graph breaks here"
+    message = "this call (standard library, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
     ## What it does
-    Flags standard-library calls that TorchDynamo 2.13 cannot trace, from a table verified
-    against it:
+    Flags standard-library calls that TorchDynamo 2.13 cannot trace, and calls of `tqdm`, a
+    third-party library on its skip list, from a table verified against it:
 
     | calls | GB id |
     |---|---|
@@ -160,5 +162,11 @@ class UntraceableStdlibCall(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if untraceable_gb_id(ctx.qualname(node.func)) is not None:
-            ctx.report(self, node)
+        qualified = ctx.qualname(node.func)
+        if untraceable_gb_id(qualified) is None:
+            return
+        if qualified.split(".", 1)[0] in THIRD_PARTY_MODULES:
+            ctx.report(self, node, f"`{qualified}` is on TorchDynamo's third-party skip list and cannot be traced: "
+                                   "the graph breaks here (and again where a loop iterates it)")
+        else:
+            ctx.report(self, node, "this standard-library call cannot be traced by TorchDynamo: the graph breaks here")

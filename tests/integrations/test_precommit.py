@@ -1,0 +1,55 @@
+"""The pre-commit hook, run by the real `pre-commit` in a throw-away repository."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.helpers import ROOT
+from tests.integrations.git_repo import git, git_env, init_repo, write
+from tests.integrations.helpers import BREAKING, CLEAN
+
+MANIFEST = ROOT / ".pre-commit-hooks.yaml"
+
+
+def test_the_manifest_is_valid_and_lint_only():
+    checked = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(MANIFEST)],
+                             capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    [hook] = yaml.safe_load(MANIFEST.read_text())
+    assert hook["id"] == "breakscan" and hook["types"] == ["python"]
+    assert "--static" in hook["entry"].split()  # never imports or runs the code being committed
+
+
+def commit(repo: Path, message: str) -> subprocess.CompletedProcess:
+    env = {**git_env(), "PRE_COMMIT_HOME": str(repo.parent / "pre-commit-home"),
+           # the hook's `breakscan` is this environment's
+           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, env=env, capture_output=True, text=True)
+
+
+def test_a_breaking_commit_is_refused_and_a_clean_one_passes(tmp_path):
+    [hook] = yaml.safe_load(MANIFEST.read_text())
+    # The hook exactly as published, except that pre-commit takes breakscan from this environment
+    # instead of building one from the repository (which needs the network).
+    config = {"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}
+    repo = init_repo(tmp_path / "repo", {".pre-commit-config.yaml": yaml.safe_dump(config)})
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=git_env(),
+                               capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+
+    write(repo, {"models/model.py": BREAKING, "notes.md": "x.item() in prose is not Python"})
+    git(repo, "add", "-A")
+    refused = commit(repo, "add a model")
+    assert refused.returncode != 0
+    output = refused.stdout + refused.stderr
+    assert "models/model.py" in output and "model.py:6:16" in output and "BS101 tensor-item" in output, output
+
+    write(repo, {"models/model.py": CLEAN})
+    git(repo, "add", "-A")
+    accepted = commit(repo, "add a model, without the break")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert git(repo, "log", "--format=%s").stdout.splitlines() == ["add a model, without the break", "initial"]
+    assert git(repo, "status", "--porcelain").stdout == ""  # the lint cache stays out of `git status`
