@@ -54,6 +54,7 @@ class Project:
         self.config_roots = config_roots
         self._returns: dict[str, v.Value] = {}
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
+        self._passthrough: dict[str, frozenset[int] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
 
     # -- lookups ---------------------------------------------------------------------------
@@ -153,6 +154,9 @@ class Project:
             return found_function
         return None
 
+    def passthrough(self, function: FunctionInfo) -> frozenset[int] | None:
+        return self._passthrough.get(function.key)
+
     def return_items(self, function: FunctionInfo) -> tuple[v.Value, ...] | None:
         return self._return_items.get(function.key)
 
@@ -222,9 +226,11 @@ class Project:
             passes[key] = passes.get(key, 0) + 1
             result = RegionWalker(self, function, handlers, parameters[key]).run()
             results[key] = result
-            if result.returns != self._returns.get(key) or result.return_items != self._return_items.get(key):
+            if (result.returns, result.return_items, result.passthrough) != (
+                    self._returns.get(key), self._return_items.get(key), self._passthrough.get(key)):
                 self._returns[key] = result.returns
                 self._return_items[key] = result.return_items
+                self._passthrough[key] = result.passthrough
                 for caller in callers.get(key, ()):
                     if caller in results:
                         enqueue(functions[caller])

@@ -39,11 +39,11 @@ _RANK = {OTHER: 0, MAYBE_TENSOR: 1, TENSORS: 2, TENSOR: 3}
 
 def join(a: Value, b: Value) -> Value:
     """The more tensor-like of two values (used for branches, call sites and returns)."""
+    if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
+        return ModuleValue(a.classes | b.classes)
     if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
-        classes = (a.classes if isinstance(a, ModuleValue) else frozenset()) | (
-            b.classes if isinstance(b, ModuleValue) else frozenset()
-        )
-        return ModuleValue(classes)
+        module, other = (a, b) if isinstance(a, ModuleValue) else (b, a)
+        return other if other in (TENSOR, TENSORS) else module
     return a if _RANK.get(a, 0) >= _RANK.get(b, 0) else b
 
 

@@ -3,6 +3,7 @@ TorchDynamo does not trace, and handing every node to the rules that asked for i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -51,6 +52,9 @@ class FunctionResult:
     returns: v.Value = v.OTHER
     # Per-position kinds when every `return` gives a tuple display of the same length.
     return_items: tuple[v.Value, ...] | None = None
+    # Parameter positions when every `return` hands back one of the parameters unchanged
+    # (`def default(val, d): return val if exists(val) else d`): each call returns what it passed.
+    passthrough: frozenset[int] | None = None
     _returns_seen: bool = False
 
 
@@ -124,6 +128,10 @@ class RegionWalker(cst.CSTVisitor):
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
         self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
+        positional = [*function.node.params.posonly_params, *function.node.params.params]
+        if function.class_name is not None and positional and self.bindings.get(positional[0].name.value) == v.SELF:
+            positional = positional[1:]
+        self._parameter_positions = {p.name.value: index for index, p in enumerate(positional)}
 
     def run(self) -> FunctionResult:
         self.walk(self.function.node.body)
@@ -245,6 +253,11 @@ class RegionWalker(cst.CSTVisitor):
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
         callee = self.project.resolve_call(self, node)
         if callee is not None:
+            passed = self.project.passthrough(callee)
+            if passed is not None:  # an identity-like helper returns what this call passes
+                positional = [a for a in node.args if a.keyword is None and not a.star]
+                kinds = [self.value(positional[i].value) for i in sorted(passed) if i < len(positional)]
+                return functools.reduce(v.join, kinds, v.OTHER)
             return self.project.return_value(callee)
         qualified = self.qualname(func)
         if qualified:
@@ -278,6 +291,19 @@ class RegionWalker(cst.CSTVisitor):
                     self.bind(element.value, self._element_of(value))
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
+
+    def _returned_parameters(self, value: cst.BaseExpression | None) -> frozenset[int] | None:
+        """Positions of the parameters a `return` may hand back as they came; None if it may return
+        anything else (constants and None are fine: they are never tensors)."""
+        if value is None or isinstance(value, (cst.BaseNumber, cst.BaseString)) or (
+                isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+            return frozenset()
+        if isinstance(value, cst.IfExp):
+            body, orelse = self._returned_parameters(value.body), self._returned_parameters(value.orelse)
+            return None if body is None or orelse is None else body | orelse
+        if isinstance(value, cst.Name) and value.value in self._parameter_positions:
+            return frozenset({self._parameter_positions[value.value]})
+        return None
 
     def _returned_items(self, source: cst.BaseExpression | None, count: int) -> tuple[v.Value, ...] | None:
         """`a, b = helper(x)`: the kinds the helper's tuple returns hold, position by position."""
@@ -402,10 +428,13 @@ class RegionWalker(cst.CSTVisitor):
         if decorators & {"torch.compiler.disable", "torch._dynamo.disable"}:
             self._set(node.name.value, v.OTHER)
             return False
-        # A closure is traced when it is called; its parameters take what the enclosing code passes.
+        # A closure is traced when it is called; its parameters take what the enclosing code passes
+        # and, like its locals, do not leak into the enclosing function's names.
+        outer = dict(self.bindings)
         for parameter in _all_params(node.params):
             self._set(parameter.name.value, v.TENSOR)
         self.walk(node.body)
+        self.bindings = outer
         self._set(node.name.value, v.OTHER)
         return False
 
@@ -445,7 +474,13 @@ class RegionWalker(cst.CSTVisitor):
 
     def _after_return(self, node: cst.Return) -> None:
         result = self.result
+        positions = self._returned_parameters(node.value)
+        if not result._returns_seen:
+            result.passthrough = positions
+        elif result.passthrough is not None:
+            result.passthrough = None if positions is None else result.passthrough | positions
         if node.value is None:
+            result._returns_seen = True
             return
         result.returns = v.join(result.returns, self.value(node.value))
         items = None

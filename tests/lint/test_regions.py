@@ -295,3 +295,50 @@ def test_tuple_returns_keep_their_positions(tmp_path):
             return unpart(y, pad_hw)
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(10, "BS201")]
+
+
+def test_identity_like_helpers_return_what_each_call_passes(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        def exists(v):
+            return v is not None
+
+        def default(val, d):
+            return val if exists(val) else d
+
+        class Quantizer(nn.Module):
+            def __init__(self, beam_size=None):
+                super().__init__()
+                self.beam_size = beam_size
+
+            def forward(self, x, beam_size=None):
+                beam_size = default(beam_size, self.beam_size)
+                if exists(beam_size) and beam_size > 1:
+                    x = x * 3
+                return x
+
+        class Masked(nn.Module):
+            def forward(self, x, mask=None):
+                m = default(mask, torch.ones_like(x))
+                if m.sum() > 0:
+                    x = x + 1
+                return x * m
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(24, "BS201")]
+
+
+def test_closure_parameters_do_not_leak_into_the_enclosing_function(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Outer(torch.nn.Module):
+            def forward(self, x, cache: dict = None):
+                def run(inp, cache=None):
+                    return inp * 2
+                if cache:
+                    pass
+                return run(x)
+    """))
+    assert outcome.findings == []
