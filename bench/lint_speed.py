@@ -7,9 +7,11 @@ Every figure comes from this one run, on the same files, each the median of `--r
 run is a fresh process, as a user's command is:
 
 - parse:  `libcst.parse_module` of every file (reading included), nothing else;
-- cold:   `breakscan --static --no-cache --jobs 1` (one process, no cache);
+- cold:   `breakscan --static --no-cache --jobs 1 --format concise` (one process, no cache);
 - warm:   the same with a cache that a first run filled, nothing changed since;
 - jobs 2: `--no-cache --jobs 2`, against cold;
+- fixes:  cold with `--format json`, which also writes a suggested refactor for every finding
+          (not cached: it is computed after the lint, for the report);
 - editor: re-linting one model file of about 1,000 lines after an edit, as `breakscan lsp` does.
 
 It is a script, not a test: the figures depend on the machine and on what else it is doing. It
@@ -66,8 +68,8 @@ def median_of(runs: int, command: list[str], env: dict[str, str] | None = None) 
     return statistics.median(t for t, _ in results), results[-1][1]
 
 
-def lint_command(corpus: list[str], *options: str) -> list[str]:
-    return [sys.executable, "-m", "breakscan", "check", "--static", "--format", "json", *options, *corpus]
+def lint_command(corpus: list[str], *options: str, output: str = "concise") -> list[str]:
+    return [sys.executable, "-m", "breakscan", "check", "--static", "--format", output, *options, *corpus]
 
 
 def editor_relint(runs: int) -> tuple[str, int, float] | None:
@@ -114,23 +116,26 @@ def measure(corpus: list[str], runs: int) -> None:
     lines = sum(_line_count(path) for path in _files(corpus))
 
     parse, count = median_of(runs, [sys.executable, "-c", PARSE_ONLY, *corpus])
-    cold, report = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "1"))
-    linted = json.loads(report)["summary"]["files"]
-    if linted != int(count):
-        sys.exit(f"parse saw {count} files, the lint {linted}: not the same corpus")
+    cold, _ = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "1"))
     with tempfile.TemporaryDirectory() as cache:
         env = {"BREAKSCAN_CACHE_DIR": cache}
         timed(lint_command(corpus, "--jobs", "1"), env)  # fills the cache
         warm, _ = median_of(runs, lint_command(corpus, "--jobs", "1"), env)
     parallel, _ = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "2"))
+    with_fixes, report = median_of(runs, lint_command(corpus, "--no-cache", "--jobs", "1", output="json"))
+    summary = json.loads(report)["summary"]
+    if summary["files"] != int(count):
+        sys.exit(f"parse saw {count} files, the lint {summary['files']}: not the same corpus")
     editor = editor_relint(max(runs, 5))
 
     print(f"corpus           {', '.join(corpus)}")
-    print(f"files, lines     {linted} files, {lines:,} lines; medians of {runs} runs; {os.cpu_count()} cores")
+    print(f"files, lines     {count.strip()} files, {lines:,} lines ({summary['findings']} findings); "
+          f"medians of {runs} runs; {os.cpu_count()} cores")
     print(f"libcst parse     {parse:8.2f} s  ({lines / parse:,.0f} lines/s)")
     print(f"cold, 1 process  {cold:8.2f} s  ({lines / cold:,.0f} lines/s)  = {cold / parse:.2f}x the parse")
     print(f"warm cache       {warm:8.2f} s  = {100 * warm / cold:.1f}% of cold")
     print(f"--jobs 2         {parallel:8.2f} s  = {cold / parallel:.2f}x faster than --jobs 1")
+    print(f"cold, with fixes {with_fixes:8.2f} s  = {with_fixes / parse:.2f}x the parse (--format json)")
     if editor:
         name, editor_lines, seconds = editor
         print(f"editor re-lint   {seconds:8.3f} s  ({name}, {editor_lines:,} lines, after an edit)")

@@ -112,7 +112,7 @@ class _ParseCache:
             self._lines -= self._entries.popitem(last=False)[1][1]
 
 
-_parse_cache = _ParseCache(max_lines=25_000)
+_parse_cache = _ParseCache(max_lines=15_000)
 
 
 class Unit:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ from breakscan.model import FileError, Finding, Fix, Span
 from breakscan.rule_docs import gb_url, rule_doc
 
 SOURCE = "breakscan"
+# Line breaks as Python and LSP count them (not str.splitlines, which also splits at \f and others).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
              "info": types.DiagnosticSeverity.Information}
 
@@ -36,7 +39,7 @@ class Linted:
 
     @functools.cached_property
     def lines(self) -> list[str]:
-        return self.text.splitlines() or [""]
+        return _LINE_BREAK.split(self.text)
 
     def line_span(self, number: int) -> Span:
         """The whole of 1-based line `number`."""
@@ -159,7 +162,8 @@ def _suppression_edit(linted: Linted, finding: Finding) -> types.TextEdit:
     number = finding.span.line
     if finding.span.end_line != number and not _parses_with_comment(linted.lines, number - 1, finding.rule):
         number = finding.span.end_line
-    return types.TextEdit(linted.range(linted.line_span(number)), suppress_on_line(linted.lines[number - 1], finding.rule))
+    commented = suppress_on_line(linted.lines[number - 1], finding.rule)
+    return types.TextEdit(linted.range(linted.line_span(number)), commented)
 
 
 def _parses_with_comment(lines: Sequence[str], index: int, rule: str) -> bool:

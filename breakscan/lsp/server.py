@@ -21,6 +21,7 @@ from breakscan.config import Config, ConfigError, find_config, load_config
 from breakscan.files import collect
 from breakscan.lint.buffer import lint_buffer
 from breakscan.lint.engine import FileSet
+from breakscan.lint.linter import LintOutcome
 from breakscan.lsp.convert import Linted, code_actions, diagnostics, hover
 
 # Long enough to skip the keystrokes of a word, short enough to feel immediate.
@@ -33,6 +34,7 @@ class BreakscanServer(LanguageServer):
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.Task] = {}
         self._project: FileSet | None = None
+        self._reported_config_errors: set[str] = set()
         # One lint at a time: a lint sets the process's recursion limit and uses every core it gets.
         self._lint_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="breakscan-lint")
 
@@ -57,8 +59,9 @@ class BreakscanServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         version, path = document.version, os.path.abspath(document.path)
         buffers = {os.path.abspath(d.path): d.source for d in self.workspace.text_documents.values()}
+        config = self._config(path)
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(self._lint_thread, self._lint, path, buffers)
+        outcome = await loop.run_in_executor(self._lint_thread, self._lint, path, buffers, config)
         if self._pending.get(uri) is asyncio.current_task():
             del self._pending[uri]
         if document.version != version or uri not in self.workspace.text_documents:
@@ -68,8 +71,7 @@ class BreakscanServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics(linted), version=version))
 
-    def _lint(self, path: str, buffers: dict[str, str]):
-        config = self._config(path)
+    def _lint(self, path: str, buffers: dict[str, str], config: Config) -> LintOutcome:
         return lint_buffer(path, buffers, config, self._project_files(path, config))
 
     def _config(self, path: str) -> Config:
@@ -79,7 +81,9 @@ class BreakscanServer(LanguageServer):
         try:
             return load_config(found)
         except ConfigError as error:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"breakscan: {error}"))
+            if str(error) not in self._reported_config_errors:  # once, not on every keystroke
+                self._reported_config_errors.add(str(error))
+                self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"breakscan: {error}"))
             return Config()
 
     def _project_files(self, path: str, config: Config) -> FileSet:
