@@ -89,7 +89,8 @@ def editor_relint(runs: int) -> tuple[str, int, float] | None:
     lint_buffer(path, {path: text}, Config(), project)  # the editor opened it: now it is being edited
     times = []
     for edit in range(runs):
-        edited = text.replace("        return output", f"        output = output * {edit + 2}\n        return output", 1)
+        statement = f"        output = output * {edit + 2}\n"
+        edited = text.replace("        return output", statement + "        return output", 1)
         started = time.perf_counter()
         lint_buffer(path, {path: edited}, Config(), project)
         times.append(time.perf_counter() - started)

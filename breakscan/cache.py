@@ -59,8 +59,8 @@ class LintCache:
     def _settings_fingerprint(self, settings: LintSettings, files: FileSet) -> bytes:
         key = id(settings), id(files)
         if key not in self._fingerprints:
-            description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots, settings.unreachable,
-                                sorted(files.by_module.items())))
+            description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots,
+                                settings.unreachable, sorted(files.by_module.items())))
             self._fingerprints[key] = description.encode()
         return self._fingerprints[key]
 
@@ -91,7 +91,8 @@ class LintCache:
             return  # unreadable files are not cached: the error must be re-checked next time
         dependencies = {dep: _digest(content) for dep, content in result.dependencies.items() if dep != path}
         target = self._entry_path(path, data, settings, files)
-        entry = json.dumps({"dependencies": dependencies, "result": to_plain(dataclasses.replace(result, dependencies={}))})
+        stored = to_plain(dataclasses.replace(result, dependencies={}))
+        entry = json.dumps({"dependencies": dependencies, "result": stored})
         try:
             self._create_directory()
             os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -112,7 +112,14 @@ class _ParseCache:
             self._lines -= self._entries.popitem(last=False)[1][1]
 
 
-_parse_cache = _ParseCache(max_lines=15_000)
+# Lines kept in all (about 400 MB), shared among the worker processes of a run.
+PARSE_CACHE_LINES = 60_000
+_parse_cache = _ParseCache(PARSE_CACHE_LINES)
+
+
+def share_parse_cache(workers: int) -> None:
+    """In each of `workers` worker processes: keep its share of the parse cache."""
+    _parse_cache.max_lines = PARSE_CACHE_LINES // workers
 
 
 class Unit:

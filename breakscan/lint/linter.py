@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from breakscan.config import Config
 from breakscan.files import collect
-from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit
+from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit, share_parse_cache
 from breakscan.lint.rules import matches, select_rules
 from breakscan.lint.suppress import Suppression, is_suppressed, unused
 from breakscan.model import FileError, Finding
@@ -58,7 +58,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
             todo.append(path)
     workers = min(jobs or os.cpu_count() or 1, max(1, len(todo) // _MIN_FILES_PER_WORKER))
     if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=share_parse_cache, initargs=(workers,)) as pool:
             chunk = max(1, len(todo) // (workers * 8))
             computed = list(pool.map(lint_unit, todo, [files] * len(todo), [settings] * len(todo), chunksize=chunk))
     else:

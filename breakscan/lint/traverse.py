@@ -38,7 +38,8 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     fields = _FIELDS.get(node_type)
     if fields is None:
         fields = _VISIT_ORDER.get(node_type) or tuple(
-            f.name for f in dataclasses.fields(node_type) if f.name not in _TRIVIA and not f.name.startswith("whitespace")
+            f.name for f in dataclasses.fields(node_type)
+            if f.name not in _TRIVIA and not f.name.startswith("whitespace")
         )
         _FIELDS[node_type] = fields
     return fields

@@ -21,7 +21,8 @@ def escape_property(text: str) -> str:
 
 def command(kind: str, message: str, **properties) -> str:
     """One workflow command; properties that are None are left out."""
-    rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None)
+    given = {key: value for key, value in properties.items() if value is not None}
+    rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in given.items())
     return f"::{kind} {rendered}::{escape_data(message)}"
 
 

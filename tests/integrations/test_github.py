@@ -34,7 +34,8 @@ def test_severity_and_multi_line_ranges():
 
 
 def test_errors_failed_targets_and_unused_suppressions():
-    report = Report(version="0.1.0", errors=[FileError("bad.py", "syntax error: x", 3, 7), FileError("gone.py", "gone")],
+    errors = [FileError("bad.py", "syntax error: x", 3, 7), FileError("gone.py", "gone")]
+    report = Report(version="0.1.0", errors=errors,
                     targets=[TargetResult(name="M()", path="m.py", status="crashed", error="Traceback\nboom"),
                              TargetResult(name="N()", path="n.py", status="ok")],
                     unused_suppressions=[FileError("m.py", "unused suppression", 9)])

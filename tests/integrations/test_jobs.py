@@ -31,9 +31,9 @@ def test_two_workers_give_the_same_outcome_as_one(project, monkeypatch):
     pools = []
 
     class RecordingPool(ProcessPoolExecutor):
-        def __init__(self, max_workers):
+        def __init__(self, max_workers, **options):
             pools.append(max_workers)
-            super().__init__(max_workers=max_workers)
+            super().__init__(max_workers=max_workers, **options)
 
     monkeypatch.setattr(linter, "ProcessPoolExecutor", RecordingPool)
     serial = linter.lint_paths([str(project)], Config(), jobs=1)
