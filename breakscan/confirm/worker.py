@@ -92,6 +92,8 @@ def run_target(job: dict) -> list[TargetResult]:
     started = time.perf_counter()
     device, status, error = job["device"], "ok", None
     torch._dynamo.reset()
+    # A target module may set torch._dynamo.config at import; it must not leak into the next target.
+    dynamo_config = torch._dynamo.config.get_config_copy()
     with capturing() as capture:
         try:
             device = resolve_device(device)
@@ -103,6 +105,7 @@ def run_target(job: dict) -> list[TargetResult]:
             status, error = "failed", describe_exception(exc, user)
         except SystemExit as exc:
             status, error = "failed", f"SystemExit: the code called exit({exc.code})"
+    torch._dynamo.config.load_config(dynamo_config)
     torch._dynamo.reset()
     return [build_result(spec.label, spec.path, capture.breaks, capture.graphs, user, status=status,
                          error=error, device=device, torch_version=torch.__version__,

@@ -26,7 +26,8 @@ def _declared(name: str) -> list[TargetSpec]:
 
 SPECS = [
     *_declared("breaks.py"),
-    *_declared("pairs.py"),
+    _entry("sets_config.py", "fn"),
+    *_declared("pairs.py"),  # its .item() breaks again: sets_config's config change is undone
     *_declared("zero_setup.py"),
     *_declared("no_breaks.py"),
     _entry("import_error.py", "fn"),
@@ -75,6 +76,14 @@ def test_helper_break_is_attributed_to_the_helper_with_the_caller_in_the_chain(r
     # Once while inlining into forward, once compiling helper as its own frame.
     assert brk.count == 2
     assert results["breaks.py", "HelperModel()"].graph_break_count == 2
+
+
+def test_a_targets_config_change_does_not_leak_into_the_next_target(results):
+    assert results["sets_config.py", "fn"].status == "ok"
+    assert results["sets_config.py", "fn"].breaks == ()  # capture_scalar_outputs held inside it
+    for label in ("Tiny()", "Tiny(6)"):  # without the config, their .item() breaks
+        brk = _only_break(results["pairs.py", label])
+        assert (brk.line, brk.gb_id) == (line_of("pairs.py", "ITEM_BREAK"), "GB0124")
 
 
 def test_stdlib_break_is_attributed_to_the_user_line_that_called_it(results):

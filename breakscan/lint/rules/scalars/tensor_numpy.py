@@ -38,6 +38,9 @@ class TensorNumpy(Rule):
         Example("""
             import torch
 
+            # Breaks whether or not NumPy is installed (GB0105 with it, GB0106 without).
+            torch._dynamo.config.trace_numpy = False
+
             @torch.compile
             def fn(x):
                 probs = x.softmax(0)
