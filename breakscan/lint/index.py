@@ -55,6 +55,18 @@ class FunctionInfo:
     def compiled(self) -> bool:
         return any(d in COMPILE_NAMES for d in self.decorators)
 
+    @property
+    def is_staticmethod(self) -> bool:
+        return any(d.endswith("staticmethod") for d in self.decorators)
+
+    @property
+    def positional_params(self) -> list[cst.Param]:
+        """The parameters a call passes positionally, without a method's `self`."""
+        params = [*self.node.params.posonly_params, *self.node.params.params]
+        if self.class_name is not None and params and not self.is_staticmethod:
+            params = params[1:]
+        return params
+
 
 @dataclass
 class ClassInfo:

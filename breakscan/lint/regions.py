@@ -270,26 +270,15 @@ def _is_torch_module_base(name: str) -> bool:
     return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() and name not in NOT_MODULE_CLASSES
 
 
-def _positional_params(function: FunctionInfo) -> list[cst.Param]:
-    params = [*function.node.params.posonly_params, *function.node.params.params]
-    if function.class_name is not None and params and not _is_staticmethod(function):
-        params = params[1:]
-    return params
-
-
-def _is_staticmethod(function: FunctionInfo) -> bool:
-    return any(d.endswith("staticmethod") for d in function.decorators)
-
-
 def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
     """Parameters of a root: tensors unless annotated or defaulted as something else."""
     values: dict[str, v.Value] = {}
     node = function.node
-    if function.class_name is not None and not _is_staticmethod(function):
+    if function.class_name is not None and not function.is_staticmethod:
         first = [*node.params.posonly_params, *node.params.params][:1]
         if first:
             values[first[0].name.value] = v.SELF
-    for param in [*_positional_params(function), *node.params.kwonly_params]:
+    for param in [*function.positional_params, *node.params.kwonly_params]:
         values[param.name.value] = _parameter_kind(param)
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
@@ -311,11 +300,11 @@ def _parameter_kind(param: cst.Param) -> v.Value:
     declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
     if declared is not None:
         return declared
-    if param.default is not None:
-        if isinstance(param.default, cst.Name) and param.default.value == "None":
-            return v.MAYBE_TENSOR
+    if _counts_by_name(param.name.value):
         return v.OTHER
-    return v.OTHER if _counts_by_name(param.name.value) else v.TENSOR
+    if param.default is not None:
+        return v.MAYBE_TENSOR if _is_none(param.default) else v.OTHER
+    return v.TENSOR
 
 
 def _counts_by_name(name: str) -> bool:
@@ -329,11 +318,11 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     """A helper's parameters: the join of what its call sites pass; defaults where nothing is."""
     node = callee.node
     merged: dict[str, v.Value] = {}
-    if callee.class_name is not None and not _is_staticmethod(callee):
+    if callee.class_name is not None and not callee.is_staticmethod:
         first = [*node.params.posonly_params, *node.params.params][:1]
         if first:
             merged[first[0].name.value] = v.SELF
-    positional = _positional_params(callee)
+    positional = callee.positional_params
     by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
     for name, param in by_name.items():
         declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
@@ -347,10 +336,8 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
                 kinds.append(site.arguments[index])
             elif name in site.keywords:
                 kinds.append(site.keywords[name])
-            elif param.default is not None:
-                kinds.append(v.MAYBE_TENSOR if _is_none(param.default) else v.OTHER)
             else:
-                kinds.append(_parameter_kind(param))  # passed through *args / **kwargs
+                kinds.append(_parameter_kind(param))  # its default, or passed through *args / **kwargs
         value = kinds[0]
         for kind in kinds[1:]:
             value = v.join(value, kind)

@@ -132,6 +132,9 @@ class RegionWalker(cst.CSTVisitor):
         if function.class_name is not None and positional and self.bindings.get(positional[0].name.value) == v.SELF:
             positional = positional[1:]
         self._parameter_positions = {p.name.value: index for index, p in enumerate(positional)}
+        star = function.node.params.star_arg
+        # `for arg in args: return arg`: an element of `*args` stands for every argument from there on.
+        self._variadic = (star.name.value, len(positional)) if isinstance(star, cst.Param) else None
 
     def run(self) -> FunctionResult:
         self.walk(self.function.node.body)
@@ -254,10 +257,8 @@ class RegionWalker(cst.CSTVisitor):
         callee = self.project.resolve_call(self, node)
         if callee is not None:
             passed = self.project.passthrough(callee)
-            if passed is not None:  # an identity-like helper returns what this call passes
-                positional = [a for a in node.args if a.keyword is None and not a.star]
-                kinds = [self.value(positional[i].value) for i in sorted(passed) if i < len(positional)]
-                return functools.reduce(v.join, kinds, v.OTHER)
+            if passed is not None:
+                return self._passed_through(node, callee, passed)
             return self.project.return_value(callee)
         qualified = self.qualname(func)
         if qualified:
@@ -274,6 +275,17 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _passed_through(self, call: cst.Call, callee: FunctionInfo, positions: frozenset[int]) -> v.Value:
+        """What an identity-like helper (`default(val, d)`) returns for this call: the kinds of the
+        arguments it hands back; for a lambda, what calling it gives (`default(mask, lambda: ...)`)."""
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        star = callee.node.params.star_arg
+        variadic_from = len(callee.positional_params) if isinstance(star, cst.Param) else None
+        handed_back = [argument for i in sorted(positions)
+                       for argument in (positional[i:] if i == variadic_from else positional[i:i + 1])]
+        kinds = [self.value(a.body if isinstance(a, cst.Lambda) else a) for a in handed_back]
+        return functools.reduce(v.join, kinds, v.OTHER)
 
     # -- bindings --------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: v.Value, source: cst.BaseExpression | None = None) -> None:
@@ -301,6 +313,8 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(value, cst.IfExp):
             body, orelse = self._returned_parameters(value.body), self._returned_parameters(value.orelse)
             return None if body is None or orelse is None else body | orelse
+        if isinstance(value, cst.Call) and not value.args:  # `arg()`: calls what the caller passed
+            value = value.func
         if isinstance(value, cst.Name) and value.value in self._parameter_positions:
             return frozenset({self._parameter_positions[value.value]})
         return None
@@ -315,6 +329,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _set(self, name: str, value: v.Value) -> None:
         self.bindings[name] = value
+        self._parameter_positions.pop(name, None)  # rebound: no longer what the caller passed
         self._memo.clear()
 
     @staticmethod
@@ -336,6 +351,9 @@ class RegionWalker(cst.CSTVisitor):
                     self.bind(element, self._element_of(self.value(source)))
                 return
         self.bind(target, self._element_of(self.value(iterable)))
+        if self._variadic and isinstance(iterable, cst.Name) and iterable.value == self._variadic[0] and (
+                isinstance(target, cst.Name)):
+            self._parameter_positions[target.value] = self._variadic[1]
 
     # -- traversal -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -329,6 +329,38 @@ def test_identity_like_helpers_return_what_each_call_passes(tmp_path):
     assert [(f.line, f.rule) for f in outcome.findings] == [(24, "BS201")]
 
 
+def test_variadic_default_helpers_return_what_each_call_passes_or_its_lambda_gives(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        def exists(v):
+            return v is not None
+
+        def default(*args):
+            for arg in args:
+                if exists(arg):
+                    return arg() if callable(arg) else arg
+            return None
+
+        class Looped(nn.Module):
+            def __init__(self, train_steps=2):
+                super().__init__()
+                self.train_steps = train_steps
+
+            def forward(self, x, looped_steps=None, mask=None):
+                steps = default(looped_steps, self.train_steps)
+                for i in range(steps):
+                    if i == steps - 1:
+                        x = x * 2
+                mask = default(mask, lambda: torch.ones_like(x) > 0)
+                if mask.any():
+                    x = x + 1
+                return x
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(24, "BS201")]
+
+
 def test_closure_parameters_do_not_leak_into_the_enclosing_function(tmp_path):
     outcome = lint_source(tmp_path, src("""
         import torch

@@ -27,7 +27,8 @@ class PythonRandomValue(Rule):
     arithmetic with it is fine (`x * random.uniform(0.9, 1.1)`), but a Python branch on it is
     data-dependent (GB0170, the classic LayerDrop `if random.uniform(0, 1) < self.layerdrop:`),
     Python arithmetic with it makes TorchDynamo give up on the whole frame (GB0213), and
-    conversions or indexing break too (GB0178, GB0124, GB4841, GB0033).
+    conversions or indexing break too (GB0178, GB0124, GB4841, GB0033). Only the first such use
+    breaks: the code after the break resumes with the number as a plain constant.
 
     ## Example
     ```python
@@ -89,6 +90,19 @@ class PythonRandomValue(Rule):
                 y = x * 2
                 start = random.randrange(0, 4)
                 return y[start:]  # break
+        """),
+        Example("""
+            import random
+            import torch
+
+            @torch.compile
+            def fn(x):
+                drop = random.uniform(0, 1)
+                y = x * 2
+                if drop < 0.5:  # break
+                    y = y + 1
+                scale = 2.0 if drop > 0.2 else 1.0  # resumed after the break: `drop` is a float now
+                return y * scale
         """),
     )
     valid = (
@@ -154,11 +168,17 @@ class PythonRandomValue(Rule):
         names = self._drawn_names(ctx)
         # A Python use inside the condition is reported by its own handler, on the same line.
         if _mentions_draw(test, ctx, names) and not _contains_python_use(test, ctx, names):
-            ctx.report(self, test)
+            self._report_break(test, ctx)
 
     def _check_use(self, node: cst.BaseExpression, ctx) -> None:
         if _is_python_use(node, ctx, self._drawn_names(ctx)):
-            ctx.report(self, node)
+            self._report_break(node, ctx)
+
+    def _report_break(self, node: cst.BaseExpression, ctx) -> None:
+        ctx.report(self, node)
+        # The code after a graph break resumes with the drawn numbers as plain constants:
+        # only the first use of a draw breaks.
+        self._drawn_names(ctx).clear()
 
 
 def _is_draw(node: cst.BaseExpression, ctx, names: set[str]) -> bool:
