@@ -14,6 +14,7 @@ from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
 from breakscan.lint.traverse import find_nodes
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
+DYNAMO_CONFIG = "torch._dynamo.config."
 DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"})
 MODULE_BASES = frozenset(
     {
@@ -97,6 +98,8 @@ class ModuleIndex:
     # Module-level `name = call(...)`: the qualified name of what was called ("logging.getLogger");
     # "" for any other module-level assignment, which still shadows builtins of that name.
     assignments: dict[str, str] = field(default_factory=dict)
+    # Module-level `torch._dynamo.config.NAME = VALUE`: NAME -> VALUE's source ("False").
+    dynamo_config: dict[str, str] = field(default_factory=dict)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -153,6 +156,10 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
     for target in targets:
         if isinstance(target, cst.Name):
             index.assignments[target.value] = called
+        elif isinstance(target, cst.Attribute):
+            qualified = index.qualify(dotted_name(target)) or ""
+            if qualified.startswith(DYNAMO_CONFIG):
+                index.dynamo_config[qualified.removeprefix(DYNAMO_CONFIG)] = cst.Module(body=[]).code_for_node(node.value)
 
 
 def _blocks(statement: cst.CSTNode):

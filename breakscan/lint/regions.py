@@ -251,6 +251,7 @@ class Project:
                 if merged != parameters.get(callee_key):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
+        _drop_findings_after_loop_breaks(results)
         return Analysis(results, functions, graph)
 
     def analyze_unreachable(self, handlers: dict[type, list[Handler]], module: ModuleIndex,
@@ -349,6 +350,30 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     if node.params.star_kwarg is not None:
         merged[node.params.star_kwarg.name.value] = v.TENSORS
     return merged
+
+
+def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:
+    """TorchDynamo cannot resume a frame inside a loop: a break there (in the function itself or
+    in a helper it calls there) makes it run the rest of that function eagerly ("graph break in
+    loop, frame skipped"), so the function's later constructs never break. Fixing that first break
+    brings them back, and breakscan reports them then."""
+    may_break: dict[str, bool] = {}
+
+    def breaks(key: str) -> bool:
+        if key not in may_break:
+            may_break[key] = False  # recursion: assume not while it is being decided
+            result = results.get(key)
+            may_break[key] = result is not None and (
+                any(f.severity == "error" for f in result.findings) or any(breaks(s.callee.key) for s in result.calls))
+        return may_break[key]
+
+    for result in results.values():
+        skip_from = min(
+            [f.order for f in result.findings if f.in_loop and f.severity == "error"]
+            + [s.order for s in result.calls if s.in_loop and breaks(s.callee.key)],
+            default=None)
+        if skip_from is not None:
+            result.findings = [f for f in result.findings if f.order <= skip_from or f.own_frame]
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

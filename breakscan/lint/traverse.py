@@ -9,6 +9,8 @@ order libcst visits them, is about twenty times faster. Whitespace, comments and
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -71,3 +73,31 @@ def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ..
 
     walk(root)
     return found
+
+
+def subtree_ids(root: cst.CSTNode) -> set[int]:
+    """`id` of `root` and of every node under it."""
+    return {id(node) for node in find_nodes(root, (cst.CSTNode,))}
+
+
+@functools.lru_cache(maxsize=64)
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """`id(node)` -> the node holding it, for every node under `root`. Cached (and `root` kept
+    alive, so ids stay unique): rules ask about many nodes of one top-level statement."""
+    parents: dict[int, cst.CSTNode] = {}
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        for child in children(node):
+            parents[id(child)] = node
+            pending.append(child)
+    return parents
+
+
+def ancestors(node: cst.CSTNode, root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes holding `node`, innermost first, up to `root` (nothing if `node` is not under it)."""
+    parents = parent_map(root)
+    parent = parents.get(id(node))
+    while parent is not None:
+        yield parent
+        parent = parents.get(id(parent))

@@ -64,8 +64,16 @@ METADATA_METHODS = frozenset(
         "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
         "is_contiguous", "is_floating_point", "is_complex", "get_device", "data_ptr", "item", "tolist",
         "__len__", "untyped_storage", "storage", "is_pinned", "is_shared", "dim_order", "has_names",
-        "is_signed", "is_inference", "numpy", "type", "is_set_to", "parameters", "named_parameters",
+        "is_signed", "is_inference", "type", "is_set_to", "parameters", "named_parameters",
         "buffers", "children", "modules", "state_dict", "keys", "__class__",
+    }
+)
+# Methods torch.Tensor does not have: whatever was inferred, their receiver is a list, dict or str.
+CONTAINER_METHODS = frozenset(
+    {
+        "copy", "pop", "append", "extend", "insert", "remove", "clear", "count", "reverse", "items", "get",
+        "update", "setdefault", "popitem", "startswith", "endswith", "join", "format", "lower", "upper",
+        "strip", "encode", "decode",
     }
 )
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})

@@ -4,6 +4,8 @@ TorchDynamo does not trace, and handing every node to the rules that asked for i
 from __future__ import annotations
 
 import functools
+import itertools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,6 +37,9 @@ class RawFinding:
     message: str
     severity: Severity
     fix: Fix | None = None
+    in_loop: bool = False
+    order: int = 0  # source order among the function's findings and calls
+    own_frame: bool = False  # it breaks in a frame of its own (see RegionContext._compiled_as_own_frame)
 
 
 @dataclass
@@ -43,6 +48,8 @@ class CallSite:
     arguments: list[v.Value]
     keywords: dict[str, v.Value]
     node: cst.Call
+    in_loop: bool = False
+    order: int = 0
 
 
 @dataclass
@@ -56,6 +63,11 @@ class FunctionResult:
     # (`def default(val, d): return val if exists(val) else d`): each call returns what it passed.
     passthrough: frozenset[int] | None = None
     _returns_seen: bool = False
+
+
+# Packages whose calls run inside the caller's frame (torch ops, builtins) or are never traced
+# (TorchDynamo's third-party skip list).
+EAGER_PACKAGES = frozenset({"torch", "builtins", "numpy", "tqdm"})
 
 
 class RegionContext:
@@ -107,9 +119,20 @@ class RegionContext:
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None) -> None:
-        self._walker.result.findings.append(
-            RawFinding(rule, node, self._walker.function, message or rule.message, severity or rule.severity, fix)
+        walker = self._walker
+        walker.result.findings.append(
+            RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
+                       in_loop=walker.loop_depth > 0, order=next(walker.events),
+                       own_frame=self._compiled_as_own_frame(node))
         )
+
+    def _compiled_as_own_frame(self, node: cst.CSTNode) -> bool:
+        """A call into a third-party Python function (`torchvision.ops.batched_nms`): TorchDynamo
+        compiles it as a frame of its own even when the caller's frame runs eagerly."""
+        if not isinstance(node, cst.Call):
+            return False
+        package = (self.qualname(node.func) or "").partition(".")[0]
+        return bool(package) and package not in sys.stdlib_module_names and package not in EAGER_PACKAGES
 
 
 Handler = Callable[[cst.CSTNode, RegionContext], None]
@@ -127,6 +150,7 @@ class RegionWalker(cst.CSTVisitor):
         self._memo: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
+        self.events = itertools.count()
         self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
         positional = [*function.node.params.posonly_params, *function.node.params.params]
         if function.class_name is not None and positional and self.bindings.get(positional[0].name.value) == v.SELF:
@@ -243,13 +267,16 @@ class RegionWalker(cst.CSTVisitor):
 
     def _call_value(self, node: cst.Call) -> v.Value:
         func = node.func
-        arguments = [self.value(a.value) for a in node.args]
-        tensor_argument = any(a in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR) for a in arguments)
+        # A keyword left at None (`disable=None`) is an option, not data: optional values count
+        # only when passed positionally.
+        tensor_argument = any(
+            kind in (v.TENSOR, v.TENSORS) or (kind == v.MAYBE_TENSOR and a.keyword is None)
+            for a in node.args for kind in (self.value(a.value),))
         if isinstance(func, cst.Attribute):
             base = self.value(func.value)
             method = func.attr.value
             if base in (v.TENSOR, v.MAYBE_TENSOR):
-                if method in v.METADATA_METHODS:
+                if method in v.METADATA_METHODS or method in v.CONTAINER_METHODS:
                     return v.OTHER
                 return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
             if base == v.TENSORS:
@@ -416,8 +443,8 @@ class RegionWalker(cst.CSTVisitor):
         return False
 
     def _visit_while(self, node: cst.While) -> bool:
+        self.walk(node.test)  # TorchDynamo resumes after a break in the first test, as before a loop
         self.loop_depth += 1
-        self.walk(node.test)
         self.walk(node.body)
         self.loop_depth -= 1
         if node.orelse is not None:
@@ -432,13 +459,13 @@ class RegionWalker(cst.CSTVisitor):
             for condition in comp.ifs:
                 self.walk(condition)
             comp = comp.inner_for_in
-        self.loop_depth += 1
+        # Not a loop of this frame for TorchDynamo: a break inside a comprehension does not make it
+        # skip the enclosing function.
         if isinstance(node, cst.DictComp):
             self.walk(node.key)
             self.walk(node.value)
         else:
             self.walk(node.elt)
-        self.loop_depth -= 1
         return False
 
     def _visit_function(self, node: cst.FunctionDef) -> bool:
@@ -518,7 +545,8 @@ class RegionWalker(cst.CSTVisitor):
             return
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
-        self.result.calls.append(CallSite(callee, arguments, keywords, node))
+        self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
+                                          order=next(self.events)))
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.scalars._values import holds_tensor_data
+from breakscan.lint.traverse import children
 
 
 class TensorComprehensionIf(Rule):
@@ -114,21 +115,10 @@ def _dict_key_names(node: cst.CompFor) -> set[str]:
     return set()
 
 
-def _names_in(expr: cst.BaseExpression) -> set[str]:
+def _names_in(expr: cst.CSTNode) -> set[str]:
     """Bare names read by an expression (attribute names and call keywords excluded)."""
-    names: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Attribute(self, attr: cst.Attribute) -> bool:
-            attr.value.visit(self)
-            return False
-
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
-            return False
-
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    expr.visit(_Collect())
-    return names
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Attribute, cst.Arg)):
+        return _names_in(expr.value)
+    return set().union(*(_names_in(child) for child in children(expr)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from breakscan.lint.traverse import subtree_ids
+
 # torch functions / tensor methods whose result is always a boolean tensor.
 BOOL_RESULT = frozenset(
     {
@@ -68,9 +70,7 @@ class MaskTracker:
         """Record an assignment of a mask (or not) to `targets`; `value` is the right-hand side still to be visited."""
         self._sync(ctx)
         self._apply()
-        inside: set[int] = set()
-        if value is not None:
-            value.visit(_NodeIds(inside))
+        inside = subtree_ids(value) if value is not None else set()
         self._pending = (inside, {name: is_mask for target in targets for name in _names(target)})
 
     # -- the predicate ---------------------------------------------------------------------
@@ -134,15 +134,6 @@ class MaskTracker:
                 return bool(first.elements) and all(self._is_mask(e.value, ctx) for e in first.elements)
             return self._is_mask(first, ctx)
         return False
-
-
-class _NodeIds(cst.CSTVisitor):
-    def __init__(self, ids: set[int]):
-        self.ids = ids
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ids.add(id(node))
-        return True
 
 
 def _names(target: cst.BaseExpression):

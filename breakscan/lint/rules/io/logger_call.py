@@ -143,9 +143,9 @@ class LoggerCall(BranchAware, Rule):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in LOGGER_METHODS:
             return
-        if not _is_logger(func.value, ctx) or self.in_debug_branch(node):
+        if not _is_logger(func.value, ctx) or self.in_debug_branch(node, ctx):
             return
-        if func.attr.value in WARNING_METHODS and self.in_conditional_branch(node):
+        if func.attr.value in WARNING_METHODS and self.in_conditional_branch(node, ctx):
             return
         ctx.report(self, node)
 

@@ -96,6 +96,6 @@ class LoggingCall(BranchAware, Rule):
         qualified = ctx.qualname(node.func)
         if not (qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args)):
             return
-        if self.in_debug_branch(node) or (qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node)):
+        if self.in_debug_branch(node, ctx) or (qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node, ctx)):
             return
         ctx.report(self, node)

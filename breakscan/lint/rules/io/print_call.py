@@ -91,5 +91,5 @@ class PrintCall(BranchAware, Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) == "builtins.print" and not self.in_debug_branch(node):
+        if ctx.qualname(node.func) == "builtins.print" and not self.in_debug_branch(node, ctx):
             ctx.report(self, node)

@@ -69,5 +69,5 @@ class StdioWrite(BranchAware, Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in STDIO_CALLS and not self.in_debug_branch(node):
+        if ctx.qualname(node.func) in STDIO_CALLS and not self.in_debug_branch(node, ctx):
             ctx.report(self, node)

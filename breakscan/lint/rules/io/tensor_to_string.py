@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import subtree_ids
 
 TO_STRING_BUILTINS = frozenset({"builtins.str", "builtins.repr", "builtins.ascii"})
 TO_STRING_DUNDERS = frozenset({"__repr__", "__str__"})
@@ -95,11 +96,11 @@ class TensorToString(Rule):
 
     def on_Raise(self, node: cst.Raise, ctx) -> None:
         if node.exc is not None:
-            node.exc.visit(_Ids(self.on_failure))
+            self.on_failure |= subtree_ids(node.exc)
 
     def on_Assert(self, node: cst.Assert, ctx) -> None:
         if node.msg is not None:
-            node.msg.visit(_Ids(self.on_failure))
+            self.on_failure |= subtree_ids(node.msg)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.on_failure:
@@ -125,12 +126,3 @@ class TensorToString(Rule):
 def _holds_tensor(node: cst.BaseExpression, ctx) -> bool:
     """A tensor, or a tuple/list holding one (`"%s %s" % (x, y)`, `str([x])`)."""
     return ctx.value(node) in (v.TENSOR, v.TENSORS)
-
-
-class _Ids(cst.CSTVisitor):
-    def __init__(self, ids: set[int]) -> None:
-        self.ids = ids
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ids.add(id(node))
-        return True

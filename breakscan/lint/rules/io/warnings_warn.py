@@ -92,5 +92,5 @@ class WarningsWarn(BranchAware, Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         # A warning inside `if`/`except` fires on unusual input only: TorchDynamo rarely meets it.
-        if ctx.qualname(node.func) in WARN_FUNCTIONS and not self.in_conditional_branch(node):
+        if ctx.qualname(node.func) in WARN_FUNCTIONS and not self.in_conditional_branch(node, ctx):
             ctx.report(self, node)

@@ -7,6 +7,7 @@ from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.context_managers.unsupported_context_manager import UNSUPPORTED_FACTORIES
 from breakscan.lint.rules.stdlib.untraceable_stdlib_call import untraceable_gb_id
+from breakscan.lint.traverse import ancestors, children, find_nodes
 from breakscan.lint.walker import RawFinding
 
 # torch.nn layers that create nn.Parameters with their default arguments (verified: GB0264).
@@ -224,56 +225,35 @@ def _is_parameterised(qualified: str, node: cst.Call) -> bool:
 
 def _init_calls(init) -> tuple[list[cst.Call], list[cst.Call]]:
     """The `super().__init__()` calls of an `__init__`, and the parameterised torch.nn layers and
-    `nn.Parameter`s it builds."""
+    `nn.Parameter`s it builds (not those of functions or lambdas nested in it)."""
     supers: list[cst.Call] = []
     layers: list[cst.Call] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is init.node
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> None:
+    for part in children(init.node):
+        for node in find_nodes(part, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda)):
             func = node.func
             if (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
                     and dotted_name(func.value.func) == "super"):
                 supers.append(node)
-                return
+                continue
             qualified = init.module.qualify(dotted_name(func))
             if qualified and qualified.startswith("torch.nn."):
                 qualified = _canonical(qualified)
                 if _is_parameterised(qualified, node) or qualified.endswith(".Parameter"):
                     layers.append(node)
-
-    init.node.visit(Finder())
     return supers, layers
 
 
 def _in_untraceable_with(call: cst.Call, ctx) -> bool:
-    """Whether `call` sits in a `with` block whose context manager TorchDynamo cannot enter."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def __init__(self):
-            self.depth = 0
-
-        def visit_With(self, node: cst.With) -> None:
-            if any(_untraceable_manager(item.item, ctx) for item in node.items):
-                self.depth += 1
-
-        def leave_With(self, node: cst.With) -> None:
-            if any(_untraceable_manager(item.item, ctx) for item in node.items):
-                self.depth -= 1
-
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if node is call and self.depth:
-                found = True
-
-    ctx.function.node.body.visit(Finder())
-    return found
+    """Whether `call` sits in a `with` block (of the function being walked) whose context manager
+    TorchDynamo cannot enter."""
+    body = ctx.function.node.body
+    untraceable = False
+    for holder in ancestors(call, ctx.function.top_statement):
+        if holder is body:
+            return untraceable
+        if isinstance(holder, cst.With) and any(_untraceable_manager(item.item, ctx) for item in holder.items):
+            untraceable = True
+    return False
 
 
 def _untraceable_manager(item: cst.BaseExpression, ctx) -> bool:

@@ -12,6 +12,7 @@ import weakref
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.traverse import find_nodes
 
 # Methods (and torch functions) that reduce every element to a 0-d tensor when given no dim.
 FULL_REDUCTIONS = frozenset(
@@ -38,14 +39,18 @@ _SIZE_USES: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDicti
 @functools.lru_cache(maxsize=256)
 def _bindings(function: cst.FunctionDef) -> "_Bindings":
     found = _Bindings(function)
-    function.body.visit(found)
+    for node in find_nodes(function.body, _Bindings.BINDING_NODES):
+        found.add(node)
     return found
 
 
-class _Bindings(cst.CSTVisitor):
+class _Bindings:
     """Every way a name is bound in one function, nested functions and lambdas included:
     `assigned[name]` lists the right-hand sides of plain `name = value` bindings (None for any
     other binding: unpacking, `+=`, loop targets, `with ... as`, imports)."""
+
+    BINDING_NODES = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.AsName,
+                     cst.FunctionDef, cst.Lambda)
 
     def __init__(self, function: cst.FunctionDef):
         self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
@@ -62,34 +67,22 @@ class _Bindings(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
+    def add(self, node: cst.CSTNode) -> None:
+        """Record the names one of the `BINDING_NODES` binds."""
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._bind(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self._bind(node.target, node.value)
+        elif isinstance(node, cst.NamedExpr):
             self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, None)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, None)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name, None)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.nested_parameters.update(p.name.value for p in _parameters(node.params))
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.nested_parameters.update(p.name.value for p in _parameters(node.params))
+        elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor)):
+            self._bind(node.target, None)
+        elif isinstance(node, cst.AsName):
+            self._bind(node.name, None)
+        else:  # a nested function or lambda
+            self.nested_parameters.update(p.name.value for p in _parameters(node.params))
 
 
 def assigned_values(name: str, ctx) -> list[cst.BaseExpression | None]:

@@ -6,25 +6,27 @@ from breakscan.lint.rule import Example, Rule
 class TensorNumpy(Rule):
     id = "BS106"
     name = "tensor-numpy"
-    gb_ids = ("GB0106", "GB0105")
-    # With NumPy installed and trace_numpy on (the default) TorchDynamo traces the ndarray instead.
+    gb_ids = ("GB0105", "GB0106")
     severity = "warning"
-    message = "`.numpy()` leaves torch: the graph breaks here when NumPy is missing or trace_numpy is off"
+    message = "`.numpy()` with `trace_numpy = False`: the graph breaks here"
     fix_hint = "keep the computation in torch ops, or call .numpy() on the compiled function's output"
     docs = """
     ## What it does
     Flags `Tensor.numpy()` (also `x.detach().cpu().numpy()`) inside code that runs under
-    `torch.compile`.
+    `torch.compile`, in a file that sets `torch._dynamo.config.trace_numpy = False`.
 
     ## Why is this bad?
-    TorchDynamo can only keep `.numpy()` in the graph by tracing the array through
-    `torch._numpy`, which needs NumPy installed and `torch._dynamo.config.trace_numpy = True`.
-    Without NumPy the graph breaks here (GB0106 "Tensor.numpy() without NumPy installed"), and with
-    `trace_numpy=False` too (GB0105). When it is traced, any NumPy function it does not support
-    breaks the graph later on, so the conversion is rarely worth it inside a compiled region.
+    With NumPy installed and `trace_numpy` on (both the defaults), TorchDynamo 2.13 traces the
+    ndarray through `torch._numpy`: `.numpy()` itself does not break, and the array then behaves
+    like a tensor (`if arr.sum() > 0:` and `arr.tolist()` break as they would on a tensor, and
+    breakscan's other rules flag them). With `trace_numpy = False` the graph breaks at the
+    `.numpy()` call (GB0105); without NumPy installed it breaks there too (GB0106), which a static
+    lint cannot see, so only the first case is flagged.
 
     ## Example
     ```python
+    torch._dynamo.config.trace_numpy = False
+
     probs = logits.softmax(-1).detach().cpu().numpy()
     ```
 
@@ -59,9 +61,18 @@ class TensorNumpy(Rule):
             def fn(x):
                 return x.softmax(0).detach().cpu()
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                weights = x.softmax(0).detach().cpu().numpy()  # traced as an ndarray (NumPy installed)
+                return x * weights.max()
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and ctx.is_tensor(func.value):
+        if (isinstance(func, cst.Attribute) and func.attr.value == "numpy" and ctx.is_tensor(func.value)
+                and ctx.module.dynamo_config.get("trace_numpy") == "False"):
             ctx.report(self, node)

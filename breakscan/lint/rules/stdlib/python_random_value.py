@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.stdlib._random import is_traced_draw
+from breakscan.lint.traverse import children
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.range"})
 _SIGN_OPERATORS = (cst.Minus, cst.Plus, cst.BitInvert)
@@ -209,34 +210,19 @@ def _index_parts(index: cst.BaseSlice) -> list[cst.BaseExpression]:
 
 
 def _mentions_draw(expression: cst.BaseExpression, ctx, names: set[str]) -> bool:
-    finder = _Finder(lambda node: _is_draw(node, ctx, names))
-    expression.visit(finder)
-    return finder.found
+    return _any_read(expression, lambda node: _is_draw(node, ctx, names))
 
 
 def _contains_python_use(expression: cst.BaseExpression, ctx, names: set[str]) -> bool:
-    finder = _Finder(lambda node: _is_python_use(node, ctx, names))
-    expression.visit(finder)
-    return finder.found
+    return _any_read(expression, lambda node: _is_python_use(node, ctx, names))
 
 
-class _Finder(cst.CSTVisitor):
+def _any_read(node: cst.CSTNode, predicate) -> bool:
     """Whether any expression node (outside nested lambdas, attribute names and keywords) matches."""
-
-    def __init__(self, predicate) -> None:
-        self.predicate = predicate
-        self.found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found or isinstance(node, cst.Lambda):
-            return False
-        if isinstance(node, cst.Attribute):
-            node.value.visit(self)  # `obj.p` does not read the local `p`
-            return False
-        if isinstance(node, cst.Arg):
-            node.value.visit(self)  # nor does the keyword in `f(p=1)`
-            return False
-        if isinstance(node, cst.BaseExpression) and self.predicate(node):
-            self.found = True
-            return False
+    if isinstance(node, cst.Lambda):
+        return False
+    if isinstance(node, (cst.Attribute, cst.Arg)):
+        return _any_read(node.value, predicate)  # `obj.p` and the keyword of `f(p=1)` do not read `p`
+    if isinstance(node, cst.BaseExpression) and predicate(node):
         return True
+    return any(_any_read(child, predicate) for child in children(node))
