@@ -443,8 +443,8 @@ class RegionWalker(cst.CSTVisitor):
         return False
 
     def _visit_while(self, node: cst.While) -> bool:
-        self.walk(node.test)  # TorchDynamo resumes after a break in the first test, as before a loop
         self.loop_depth += 1
+        self.walk(node.test)
         self.walk(node.body)
         self.loop_depth -= 1
         if node.orelse is not None:

@@ -47,6 +47,22 @@ class TensorIf(Rule):
         Example("""
             import torch
 
+            def bump(x):
+                if x.sum() > 0:  # break
+                    return x + 1
+                return x
+
+            @torch.compile
+            def fn(x):
+                for _ in range(3):
+                    x = bump(x)
+                if x.mean() > 0:  # not a break: a break in a loop makes TorchDynamo run the rest of fn eagerly
+                    x = x * 2
+                return x
+        """),
+        Example("""
+            import torch
+
             @torch.compile
             def fn(x):
                 if x.shape[0] > 16:
