@@ -62,6 +62,15 @@ class TensorItem(Rule):
         Example("""
             import torch
 
+            torch._dynamo.config.capture_scalar_outputs = True
+
+            @torch.compile
+            def fn(x):
+                return x / x.abs().max().item()
+        """),
+        Example("""
+            import torch
+
             @torch.compile
             def fn(x):
                 scale = x.abs().max()
@@ -81,6 +90,8 @@ class TensorItem(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
+        if ctx.module.dynamo_config.get("capture_scalar_outputs") == "True":
+            return  # TorchDynamo then keeps `.item()` in the graph as a symbolic number
         if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
             # `.item()` is a tensor method; receivers the value inference lost track of (elements of
             # lists of tensors, attributes) are tensors too, unless they are plainly Python values.
