@@ -8,6 +8,7 @@ are merged afterwards.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from breakscan.lint.index import ModuleIndex, build_index
-from breakscan.lint.positions import locate
+from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.rule import Rule
 from breakscan.lint.source import Source, SourceError, check_expression_size, read_source
@@ -81,6 +82,10 @@ class _Parsed:
     data: bytes
     tree: cst.Module
     index: ModuleIndex
+
+    @functools.cached_property
+    def positions(self) -> ModulePositions:
+        return ModulePositions(self.tree, self.text)
 
 
 class _ParseCache:
@@ -188,7 +193,7 @@ class Unit:
             wanted.setdefault(path, []).extend((f.node, f.function.top_statement) for f, _ in items)
         for caller, call in (site for along in calls.values() for site in along):
             wanted.setdefault(caller.module.path, []).append((call, caller.top_statement))
-        spans = {path: locate(self.parsed[path].tree, self.parsed[path].text, nodes) for path, nodes in wanted.items()}
+        spans = {path: self.parsed[path].positions.locate(nodes) for path, nodes in wanted.items()}
         for path, items in raw.items():
             for finding, key in items:
                 rule = finding.rule

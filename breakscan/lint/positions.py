@@ -25,28 +25,42 @@ from breakscan.model import Span
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-def locate(module: cst.Module, text: str, requests: Iterable[tuple[cst.CSTNode, cst.CSTNode]]) -> dict[int, Span]:
-    """Spans keyed by `id(node)` for (node, top-level statement holding it) pairs."""
-    by_statement: dict[int, list[cst.CSTNode]] = {}
-    statements: dict[int, cst.CSTNode] = {}
-    for node, statement in requests:
-        by_statement.setdefault(id(statement), []).append(node)
-        statements[id(statement)] = statement
-    starts = _statement_lines(module, text)
-    spans: dict[int, Span] = {}
-    if starts is None:  # `ast` could not parse what libcst did: place nodes within the whole module.
-        ranges = _RangeRecorder(module)
-        module._codegen(ranges)
-        for nodes in by_statement.values():
-            spans.update(ranges.spans(nodes, 0))
-        return spans
-    for key, nodes in by_statement.items():
-        statement = statements[key]
-        ranges = _RangeRecorder(module)
-        statement._codegen(ranges)
-        offset = starts[key] - ranges.spans([statement], 0)[key].line
-        spans.update(ranges.spans(nodes, offset))
-    return spans
+class ModulePositions:
+    """Spans of one parsed module's nodes, computed on demand and kept with the module: the editor
+    re-lints its file with the same helper modules, whose spans do not change."""
+
+    def __init__(self, module: cst.Module, text: str):
+        self.module = module
+        self.text = text
+        self._spans: dict[int, Span] = {}  # by id(node): the module keeps its nodes alive
+
+    def locate(self, requests: Iterable[tuple[cst.CSTNode, cst.CSTNode]]) -> dict[int, Span]:
+        """Spans keyed by `id(node)` (the requested ones among them) for (node, top-level statement
+        holding it) pairs."""
+        pending: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+        for node, statement in requests:
+            if id(node) not in self._spans:
+                pending.setdefault(id(statement), (statement, []))[1].append(node)
+        if pending and self._statement_starts is None:  # `ast` could not parse what libcst did
+            nodes = [node for _, in_statement in pending.values() for node in in_statement]
+            self._spans.update(_generated(self.module, self.module).spans(nodes, 0))
+            return self._spans
+        for statement, nodes in pending.values():
+            ranges = _generated(statement, self.module)
+            offset = self._statement_starts[id(statement)] - ranges.spans([statement], 0)[id(statement)].line
+            self._spans.update(ranges.spans(nodes, offset))
+        return self._spans
+
+    @functools.cached_property
+    def _statement_starts(self) -> dict[int, int] | None:
+        return _statement_lines(self.module, self.text)
+
+
+def _generated(node: cst.CSTNode, module: cst.Module) -> _RangeRecorder:
+    """The extents of `node` and of the nodes under it in its code, generated as part of `module`."""
+    ranges = _RangeRecorder(module)
+    node._codegen(ranges)
+    return ranges
 
 
 class _RangeRecorder(CodegenState):
