@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
+import itertools
 import os
 import re
 import sys
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -92,14 +94,26 @@ class _ParseCache:
     """Parsed files kept for the units that follow in this process (or the editor's next lint): a
     helper module that many files call, such as a package's `functional.py`, is parsed once, not
     once per caller. Trees and indexes are only read after they are built, so units can share them.
-    Bounded by source lines, as a libcst tree takes about 7 kB per line."""
+    Bounded by source lines, as a libcst tree takes about 7 kB per line. When full, it drops the
+    file the fewest units have asked for (the least recently used of those): the hubs that whole
+    packages call (`functional.py`, `torch/__init__.py`) stay, where plain LRU parsed them again
+    and again.
+
+    The cached trees are most of the process's objects, and Python's full garbage collections,
+    which visit every object, come about each time a quarter of the heap is new: they cost a third
+    of a lint. So the cache keeps what it holds out of them (`gc.freeze`) and collects only once it
+    has dropped as many lines as it keeps: an entry's index refers to its tree in reference cycles,
+    so a dropped entry waits for a collection."""
 
     def __init__(self, max_lines: int):
         self.max_lines = max_lines
-        self._entries: OrderedDict[str, tuple[_Parsed, int]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[_Parsed, int]] = OrderedDict()  # least recently used first
+        self._requests: Counter[str] = Counter()  # by path, dropped entries' included
         self._lines = 0
+        self._dropped_lines = 0
 
     def get(self, path: str, data: bytes) -> _Parsed | None:
+        self._requests[path] += 1
         entry = self._entries.get(path)
         if entry is None or entry[0].data != data:
             return None
@@ -109,15 +123,26 @@ class _ParseCache:
     def put(self, parsed: _Parsed) -> None:
         old = self._entries.pop(parsed.path, None)
         if old is not None:
-            self._lines -= old[1]
+            self._drop(old[1])
         lines = parsed.text.count("\n") + 1
         self._entries[parsed.path] = (parsed, lines)
         self._lines += lines
         while self._lines > self.max_lines and len(self._entries) > 1:
-            self._lines -= self._entries.popitem(last=False)[1][1]
+            older = itertools.islice(self._entries, len(self._entries) - 1)  # not the one just put
+            self._drop(self._entries.pop(min(older, key=self._requests.__getitem__))[1])
+        if self._dropped_lines > self.max_lines:
+            gc.unfreeze()
+            gc.collect()
+            self._dropped_lines = 0
+        gc.freeze()
+
+    def _drop(self, lines: int) -> None:
+        self._lines -= lines
+        self._dropped_lines += lines
 
 
-# Lines kept in all (about 400 MB), shared among the worker processes of a run.
+# Lines kept in all (about 400 MB, and at most as much again dropped and awaiting collection),
+# shared among the worker processes of a run.
 PARSE_CACHE_LINES = 60_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from breakscan.model import FileError, Finding
 
 # Below this many files a worker pool costs more than it saves.
 _MIN_FILES_PER_WORKER = 8
+# Batches handed to each worker: enough that the last ones are small next to the whole.
+_BATCHES_PER_WORKER = 32
 
 
 @dataclass
@@ -58,16 +61,37 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
             todo.append(path)
     workers = min(jobs or os.cpu_count() or 1, max(1, len(todo) // _MIN_FILES_PER_WORKER))
     if workers > 1:
+        batches = _batches(todo, workers * _BATCHES_PER_WORKER)
         with ProcessPoolExecutor(max_workers=workers, initializer=share_parse_cache, initargs=(workers,)) as pool:
-            chunk = max(1, len(todo) // (workers * 8))
-            computed = list(pool.map(lint_unit, todo, [files] * len(todo), [settings] * len(todo), chunksize=chunk))
+            done = pool.map(_lint_batch, batches, itertools.repeat(files), itertools.repeat(settings))
+            computed = [(path, result) for batch, results in zip(batches, done) for path, result in zip(batch, results)]
     else:
-        computed = [lint_unit(path, files, settings) for path in todo]
-    for path, result in zip(todo, computed):
+        computed = [(path, lint_unit(path, files, settings)) for path in todo]
+    for path, result in computed:
         results[path] = result
         if cache is not None:
             cache.put(path, settings, files, result)
     return [(path, results[path]) for path in files.paths]
+
+
+def _batches(paths: list[str], count: int) -> list[list[str]]:
+    """`paths` in about `count` runs of neighbouring files, which call the same helpers (a worker
+    parses those once), the largest runs first: a big file handed out last would keep one worker
+    busy long after the others have finished."""
+    size = max(1, len(paths) // count)
+    batches = [paths[start:start + size] for start in range(0, len(paths), size)]
+    return sorted(batches, key=lambda batch: sum(map(_file_size, batch)), reverse=True)
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # its unit reports why it cannot be read
+
+
+def _lint_batch(paths: list[str], files: FileSet, settings: LintSettings) -> list[UnitResult]:
+    return [lint_unit(path, files, settings) for path in paths]
 
 
 def merge_units(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:

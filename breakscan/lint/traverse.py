@@ -52,22 +52,44 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     found = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        holds = _HOLDS.get(type(value)) or _holds(type(value))
+        if holds == _NODE:
             found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+        elif holds == _SEQUENCE:
+            for item in value:
+                if (_HOLDS.get(type(item)) or _holds(type(item))) == _NODE:
+                    found.append(item)
     return found
+
+
+# What a field's value is, by its type: `isinstance` against libcst's abstract node classes goes
+# through ABCMeta, and `children` asks for every field of every node.
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_HOLDS: dict[type, str] = {}
+
+
+def _holds(value_type: type) -> str:
+    if issubclass(value_type, cst.CSTNode):
+        holds = _NODE
+    else:
+        holds = _SEQUENCE if issubclass(value_type, (tuple, list)) else _OTHER
+    _HOLDS[value_type] = holds
+    return holds
 
 
 def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ...] = ()) -> list[cst.CSTNode]:
     """Every node of `types` under `root` (itself included), in the order a CSTVisitor meets them;
     nothing below a node of the `prune` types."""
     found: list[cst.CSTNode] = []
+    kinds: dict[type, tuple[bool, bool]] = {}  # node type -> (wanted, pruned), as for `_HOLDS`
 
     def walk(node: cst.CSTNode) -> None:
-        if isinstance(node, types):
+        kind = kinds.get(type(node))
+        if kind is None:
+            kind = kinds[type(node)] = (issubclass(type(node), types), issubclass(type(node), prune))
+        if kind[0]:
             found.append(node)
-        if not isinstance(node, prune):
+        if not kind[1]:
             for child in children(node):
                 walk(child)
 

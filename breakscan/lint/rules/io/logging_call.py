@@ -96,6 +96,8 @@ class LoggingCall(BranchAware, Rule):
         qualified = ctx.qualname(node.func)
         if not (qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args)):
             return
-        if self.in_debug_branch(node, ctx) or (qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node, ctx)):
+        if self.in_debug_branch(node, ctx):
+            return
+        if qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node, ctx):
             return
         ctx.report(self, node)
