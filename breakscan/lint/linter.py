@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from breakscan.config import Config
 from breakscan.files import collect
-from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit, share_parse_cache
+from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit
 from breakscan.lint.rules import matches, select_rules
 from breakscan.lint.suppress import Suppression, is_suppressed, unused
 from breakscan.model import FileError, Finding
@@ -62,7 +62,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
     workers = min(jobs or os.cpu_count() or 1, max(1, len(todo) // _MIN_FILES_PER_WORKER))
     if workers > 1:
         batches = _batches(todo, workers * _BATCHES_PER_WORKER)
-        with ProcessPoolExecutor(max_workers=workers, initializer=share_parse_cache, initargs=(workers,)) as pool:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
             done = pool.map(_lint_batch, batches, itertools.repeat(files), itertools.repeat(settings))
             computed = [(path, result) for batch, results in zip(batches, done) for path, result in zip(batch, results)]
     else:
