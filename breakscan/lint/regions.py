@@ -370,7 +370,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
     for result in results.values():
         skip_from = min(
             [f.order for f in result.findings if f.in_loop and f.severity == "error"]
-            + [s.order for s in result.calls if s.in_loop and breaks(s.callee.key)],
+            + [s.order for s in result.calls if s.in_loop and breaks(s.callee.key)] + result.frame_skips,
             default=None)
         if skip_from is not None:
             result.findings = [f for f in result.findings if f.order <= skip_from or f.own_frame]

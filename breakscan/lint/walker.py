@@ -15,7 +15,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
-from breakscan.lint.traverse import children
+from breakscan.lint.traverse import children, subtree_ids
 from breakscan.model import Fix, Severity
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ class FunctionResult:
     # Parameter positions when every `return` hands back one of the parameters unchanged
     # (`def default(val, d): return val if exists(val) else d`): each call returns what it passed.
     passthrough: frozenset[int] | None = None
+    # Where a break inside a loop makes TorchDynamo skip the rest of the frame, beyond the
+    # findings and calls marked `in_loop` (the re-evaluated test of a `while`).
+    frame_skips: list[int] = field(default_factory=list)
     _returns_seen: bool = False
 
 
@@ -114,7 +117,12 @@ class RegionContext:
         qualified = self.qualname(call.func)
         if not qualified:
             return False
-        module = self._walker.project.find_module(qualified.rpartition(".")[0])
+        project = self._walker.project
+        built = project.find_class(qualified)
+        if built is not None:  # building an object runs its __init__
+            init = project.method(project.class_lineage(built), "__init__")
+            return init is not None and init.disabled
+        module = project.find_module(qualified.rpartition(".")[0])
         return module is not None and qualified in module.disabled_names
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
@@ -152,9 +160,7 @@ class RegionWalker(cst.CSTVisitor):
         self.loop_depth = 0
         self.events = itertools.count()
         self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
-        positional = [*function.node.params.posonly_params, *function.node.params.params]
-        if function.class_name is not None and positional and self.bindings.get(positional[0].name.value) == v.SELF:
-            positional = positional[1:]
+        positional = function.positional_params
         self._parameter_positions = {p.name.value: index for index, p in enumerate(positional)}
         star = function.node.params.star_arg
         # `for arg in args: return arg`: an element of `*args` stands for every argument from there on.
@@ -267,11 +273,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _call_value(self, node: cst.Call) -> v.Value:
         func = node.func
-        # A keyword left at None (`disable=None`) is an option, not data: optional values count
-        # only when passed positionally.
-        tensor_argument = any(
-            kind in (v.TENSOR, v.TENSORS) or (kind == v.MAYBE_TENSOR and a.keyword is None)
-            for a in node.args for kind in (self.value(a.value),))
+        tensor_argument = any(self._carries_tensor(argument) for argument in node.args)
         if isinstance(func, cst.Attribute):
             base = self.value(func.value)
             method = func.attr.value
@@ -302,6 +304,12 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _carries_tensor(self, argument: cst.Arg) -> bool:
+        kind = self.value(argument.value)
+        # A keyword left at None (`disable=None`) is an option, not data: an optional value counts
+        # only when passed positionally.
+        return kind in (v.TENSOR, v.TENSORS) or (kind == v.MAYBE_TENSOR and argument.keyword is None)
 
     def _passed_through(self, call: cst.Call, callee: FunctionInfo, positions: frozenset[int]) -> v.Value:
         """What an identity-like helper (`default(val, d)`) returns for this call: the kinds of the
@@ -443,10 +451,17 @@ class RegionWalker(cst.CSTVisitor):
         return False
 
     def _visit_while(self, node: cst.While) -> bool:
-        self.loop_depth += 1
+        # TorchDynamo resumes after a break in the test's first evaluation, which comes before the
+        # loop; the body then runs, and the test breaks again inside the loop, skipping the frame.
         self.walk(node.test)
+        # Rules report a test on the `while` itself (their handlers ran before this) or on a part of it.
+        test = subtree_ids(node.test) | {id(node)}
+        test_breaks = any(f.severity == "error" and id(f.node) in test for f in self.result.findings)
+        self.loop_depth += 1
         self.walk(node.body)
         self.loop_depth -= 1
+        if test_breaks:
+            self.result.frame_skips.append(next(self.events))
         if node.orelse is not None:
             self.walk(node.orelse)
         return False

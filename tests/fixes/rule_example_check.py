@@ -11,6 +11,7 @@ output to compare; that is reported, not failed.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,10 +25,26 @@ from breakscan.lint.rules import all_rules
 from tests.fixes.dynamo_check import _build, _compiled, _same, check
 from tests.fixes.patching import apply_diff
 
+_NEW_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
+
 
 def _deterministic(path: str, entry: str, inputs: str) -> bool:
     target, args, kwargs = _build(path, entry, inputs)
     return _same(target(*args, **kwargs), target(*args, **kwargs))
+
+
+def _added_lines(diff: str) -> set[int]:
+    """The line numbers, in the patched file, of the lines a unified diff adds."""
+    added: set[int] = set()
+    number = 0
+    for line in diff.splitlines():
+        if hunk := _NEW_HUNK.match(line):
+            number = int(hunk.group(1))
+        elif number and line[:1] in (" ", "+"):
+            if line.startswith("+"):
+                added.add(number)
+            number += 1
+    return added
 
 
 def example(folder: Path, rule, number: int, example, defaults: dict) -> dict:
@@ -50,9 +67,15 @@ def example(folder: Path, rule, number: int, example, defaults: dict) -> dict:
     refactored.write_text(apply_diff(example.source, fixes[0].diff))
     job = {"original": str(original), "fixed": str(refactored), "entry": example.entry, "inputs": example.inputs}
     outcome = check(job, defaults)
+    after = [(b["line"], b["gb_id"]) for b in outcome["fixed"]["breaks"]]
+    # A break may remain only where breakscan now reports one: fixing a break inside a loop brings
+    # back the function's later breaks, which the lint held back until then.
+    predicted = {f.line for f in lint_paths([str(refactored)], Config(), jobs=1).findings}
+    changed = _added_lines(fixes[0].diff)
     return {"fixed": True, "summary": fixes[0].summary, "line": findings[0].line,
             "before": [(b["line"], b["gb_id"]) for b in outcome["original"]["breaks"]],
-            "after": [(b["line"], b["gb_id"]) for b in outcome["fixed"]["breaks"]],
+            "after": after,
+            "left": [(line, gb) for line, gb in after if line in changed or line not in predicted],
             "outputs_match": outcome["outputs_match"],
             "deterministic": _deterministic(str(original), example.entry, example.inputs)}
 

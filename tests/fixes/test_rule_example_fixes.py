@@ -1,10 +1,10 @@
-"""Opt-in (BREAKSCAN_SLOW_TESTS=1, about a minute): the fix suggested for each rule's INVALID
-examples, applied as written, removes the break and keeps the output."""
+"""The fix suggested for each rule's INVALID examples, applied as written, removes the break and
+keeps the output; a break left anywhere else is one breakscan reports on the refactored file (one
+subprocess for all examples, about 20 s)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.skipif(not os.environ.get("BREAKSCAN_SLOW_TESTS"), reason="set BREAKSCAN_SLOW_TESTS=1")
+pytest.importorskip("torch")
 
 
 def test_suggested_fixes_remove_the_breaks_of_the_rule_examples(tmp_path):
@@ -23,5 +23,5 @@ def test_suggested_fixes_remove_the_breaks_of_the_rule_examples(tmp_path):
     fixed = {name: r for name, r in results.items() if r["fixed"]}
     assert len(fixed) >= 20
     problems = {name: r for name, r in fixed.items()
-                if r["after"] or (r["deterministic"] and not r["outputs_match"])}
+                if r["left"] or (r["deterministic"] and not r["outputs_match"])}
     assert not problems, json.dumps(problems, indent=1)

@@ -45,6 +45,20 @@ class TensorWhile(Rule):
                     x = x / 2
                 return x
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                x = x.abs() + 1
+                steps = 0
+                while x.sum() > 0 and steps < 3:  # break
+                    x = x - 1
+                    steps += 1
+                while x.mean() < -5:  # not a break: the first test breaks again inside its loop, and the rest of fn runs eagerly
+                    x = x / 2
+                return x
+        """),
     )
     valid = (
         Example("""

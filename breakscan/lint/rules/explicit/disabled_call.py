@@ -17,7 +17,7 @@ class DisabledCall(Rule):
     Flags, in compiled code, calls to functions and methods decorated with
     `@torch.compiler.disable` / `@torch._dynamo.disable` (with or without arguments), calls to
     module-level wrappers `f = torch.compiler.disable(g)`, calls to submodules whose `forward`
-    is disabled, inline `torch.compiler.disable(g)(x)`, and nested functions decorated inside the
+    is disabled, objects built from classes whose `__init__` is disabled, inline `torch.compiler.disable(g)(x)`, and nested functions decorated inside the
     compiled code.
 
     ## Why is this bad?
@@ -89,6 +89,19 @@ class DisabledCall(Rule):
                 y = torch.compiler.disable(reference_kernel)(x)  # break
                 dump(y)  # break
                 return y + 1
+        """),
+        Example("""
+            import torch
+
+            class Stats:
+                @torch.compiler.disable
+                def __init__(self, t):
+                    self.mean = t.mean()
+
+            @torch.compile
+            def fn(x):
+                stats = Stats(x)  # break
+                return x - stats.mean
         """),
     )
     valid = (
