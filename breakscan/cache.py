@@ -60,7 +60,8 @@ class LintCache:
         key = id(settings), id(files)
         if key not in self._fingerprints:
             description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots,
-                                settings.unreachable, sorted(files.by_module.items())))
+                                settings.unreachable, sorted(files.by_module.items()), files.resolver.src_roots,
+                                files.resolver.follow))
             self._fingerprints[key] = description.encode()
         return self._fingerprints[key]
 
@@ -83,6 +84,8 @@ class LintCache:
             current = _read(dependency)
             if current is None or _digest(current) != digest:
                 return None
+        if any(os.path.exists(path) for path in result.absent):
+            return None  # a module an import could not find has appeared
         return result
 
     def put(self, path: str, settings: LintSettings, files: FileSet, result: UnitResult) -> None:

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE", help="pyproject.toml or breakscan.toml with [tool.breakscan]")
     check.add_argument("--unreachable", action="store_true",
                        help="also report constructs in code no compiled root reaches (as info)")
+    check.add_argument("--follow", action="store_true",
+                       help="also analyse installed packages the compiled code calls (read, never imported)")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the lint cache")
     check.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: all cores)")
     check.add_argument("--changed-since", metavar="REF", help="lint only files changed since this git ref")

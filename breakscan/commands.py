@@ -91,7 +91,7 @@ def check_command(args: argparse.Namespace) -> int:
 
         cache = open_cache(config)
     outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
-                         unreachable=args.unreachable)
+                         unreachable=args.unreachable, follow=args.follow)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
     if not args.static:

@@ -19,6 +19,10 @@ class Config:
     roots: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unreachable: bool = False
+    # Import roots besides the project's own (as `sys.path` entries), relative to the config's folder.
+    src: tuple[str, ...] = ()
+    # Installed packages whose code compiled calls are followed into (`--follow` follows every one).
+    follow: tuple[str, ...] = ()
     path: str | None = None  # where it was read from
     # Where relative `exclude` and `per-file-ignores` patterns are anchored.
     base: str = "."
@@ -33,8 +37,13 @@ class Config:
                 codes.extend(ids)
         return tuple(codes)
 
+    @property
+    def src_roots(self) -> tuple[str, ...]:
+        return tuple(os.path.join(os.path.abspath(self.base), root) for root in self.src)
 
-_KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore", "unreachable"}
+
+_KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore", "unreachable",
+         "src", "follow"}
 
 
 def find_config(start: str) -> str | None:
@@ -95,6 +104,8 @@ def load_config(path: str) -> Config:
         roots=strings("roots"),
         per_file_ignores={pattern: tuple([ids] if isinstance(ids, str) else ids) for pattern, ids in per_file.items()},
         unreachable=unreachable == "info",
+        src=strings("src"),
+        follow=strings("follow"),
         path=path,
         base=os.path.dirname(os.path.abspath(path)),
     )

@@ -40,6 +40,14 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class LibrarySite:
+    """Where a finding in an installed package's code (reached by following calls) is reached from."""
+
+    package: str
+    reached_from: Frame | None = None  # the last call in the user's code on the way into the package
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     name: str
@@ -56,6 +64,8 @@ class Finding:
     target: str | None = None
     # Where each function of `chain` calls the next (len(chain) - 1 frames), when known.
     call_sites: tuple[Frame, ...] = ()
+    # Set when the construct is in an installed package's code, reached with `--follow`.
+    library: LibrarySite | None = None
 
     @property
     def line(self) -> int:

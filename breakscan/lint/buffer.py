@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from breakscan.config import Config
 from breakscan.lint.engine import FileSet, LintSettings, Unit
-from breakscan.lint.linter import LintOutcome, lint_settings, merge_units
+from breakscan.lint.linter import LintOutcome, lint_settings, merge_units, module_resolver
 from breakscan.lint.source import Source, SourceError, check_bracket_depth, read_source
 
 
@@ -29,10 +29,11 @@ class _BufferUnit(Unit):
 
 
 def lint_buffer(path: str, buffers: dict[str, str], config: Config, files: FileSet | None = None) -> LintOutcome:
-    """Lint `buffers[path]` as the content of `path`. `files` are the project's files, so calls into
-    helpers in other files are followed; without it only the buffer itself is known."""
+    """Lint `buffers[path]` as the content of `path`. Calls into the project's other files are
+    followed wherever they are on disk; `files`, when given, says how imports resolve."""
     if files is None or path not in files.paths:
-        files = FileSet([*(files.paths if files else ()), path])
+        files = FileSet([*(files.paths if files else ()), path],
+                        files.resolver if files is not None else module_resolver(config))
     settings = lint_settings(config)
     outcome = LintOutcome(files=[path], rule_ids=tuple(rule.id for rule in settings.rules))
     merge_units(outcome, [(path, _BufferUnit(path, files, settings, buffers).run())], config)

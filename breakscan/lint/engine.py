@@ -23,11 +23,12 @@ import libcst as cst
 from breakscan.lint.index import ModuleIndex, build_index
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
+from breakscan.lint.resolve import Located, ModuleResolver
 from breakscan.lint.rule import Rule
 from breakscan.lint.source import Source, SourceError, check_expression_size, read_source
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
-from breakscan.model import FileError, Finding, Fix, Frame
+from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
@@ -51,30 +52,32 @@ class UnitResult:
     suppressions: dict[str, list[Suppression]] = field(default_factory=dict)
     # Every file this unit's result depends on, with the content it read (for the cache key).
     dependencies: dict[str, bytes] = field(default_factory=dict)
+    # Files whose appearing would change what an import resolved to (for the cache key too).
+    absent: set[str] = field(default_factory=set)
     declares_targets: bool = False
 
 
-def module_name_for(path: str) -> tuple[str, str]:
-    """(dotted module name, package) from the folders holding `__init__.py` above the file."""
-    directory, filename = os.path.split(os.path.abspath(path))
-    stem = os.path.splitext(filename)[0]
-    parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
-        directory, package = os.path.split(directory)
-        parts.insert(0, package)
-    name = ".".join(parts)
-    package = name if stem == "__init__" else name.rpartition(".")[0]
-    return name, package
-
-
 class FileSet:
-    """The scanned files by module name, so compiled code can follow calls into them."""
+    """The scanned files, and how module names map to files: the scanned ones, and the project's
+    (and followed packages') other files on disk, found on demand by the resolver."""
 
-    def __init__(self, paths: list[str]):
+    def __init__(self, paths: list[str], resolver: ModuleResolver | None = None):
         self.paths = paths
+        self.resolver = resolver or ModuleResolver()
         self.by_module: dict[str, str] = {}
+        self._by_real_path: dict[str, str] = {}
         for path in paths:
-            self.by_module.setdefault(module_name_for(path)[0], path)
+            self.by_module.setdefault(self.resolver.module_name(path)[0], path)
+            self._by_real_path.setdefault(os.path.realpath(path), path)
+
+    def locate(self, name: str, importer: str) -> Located | None:
+        """Module `name` as the code of `importer` imports it; a scanned file keeps its given path."""
+        found = self.resolver.locate(name, importer)
+        if found is not None:
+            scanned = self._by_real_path.get(os.path.realpath(found.path))
+            return Located(scanned, None) if scanned is not None else found
+        path = self.by_module.get(name)
+        return Located(path) if path is not None else None
 
 
 @dataclass
@@ -156,6 +159,8 @@ class Unit:
         self.files = files
         self.settings = settings
         self.parsed: dict[str, _Parsed] = {}
+        # Files of installed packages reached by following calls: path -> package.
+        self.libraries: dict[str, str] = {}
         self.result = UnitResult()
 
     def run(self) -> UnitResult:
@@ -223,8 +228,16 @@ class Unit:
                 self.result.findings.append(
                     Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
                             message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
-                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites)
+                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
+                            library=self._library_site(path, sites))
                 )
+
+    def _library_site(self, path: str, sites: tuple[Frame, ...]) -> LibrarySite | None:
+        package = self.libraries.get(path)
+        if package is None:
+            return None
+        into_library = [site for site in sites if site.path not in self.libraries]
+        return LibrarySite(package, into_library[-1] if into_library else None)
 
     def read(self, path: str) -> Source:
         """A file's source; `breakscan.lint.buffer` overrides it with an editor's unsaved text."""
@@ -239,15 +252,19 @@ class Unit:
             except cst.ParserSyntaxError as error:
                 raise SourceError(f"syntax error: {_first_line(error.message)}", error.raw_line,
                                   error.raw_column + 1) from None
-            name, package = module_name_for(path)
+            name, package = self.files.resolver.module_name(path)
             parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
             _parse_cache.put(parsed)
         self.parsed[path] = parsed
         return parsed
 
     def _load_module(self, name: str) -> ModuleIndex | None:
-        path = self.files.by_module.get(name)
-        if path is None or path == self.path:
+        located = self.files.locate(name, self.path)
+        if located is None:
+            self.result.absent.update(self.files.resolver.probed(name, self.path))
+            return None
+        path = located.path
+        if path == self.path:
             return None
         if path in self.parsed:
             return self.parsed[path].index
@@ -255,7 +272,9 @@ class Unit:
             source = self.read(path)
             parsed = self._parse(path, source.text, source.data)
         except SourceError:
-            return None  # that file's own unit reports why
+            return None  # that file's own unit reports why (or, outside the scan, it is unknown)
+        if located.library is not None:
+            self.libraries[path] = located.library
         self.result.dependencies[path] = source.data
         self.result.suppressions[path] = parse_suppressions(source.text)
         return parsed.index

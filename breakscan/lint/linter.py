@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from breakscan.config import Config
 from breakscan.files import collect
 from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit
+from breakscan.lint.resolve import FollowPolicy, ModuleResolver
 from breakscan.lint.rules import matches, select_rules
 from breakscan.lint.suppress import Suppression, is_suppressed, unused
 from breakscan.model import FileError, Finding
@@ -32,15 +33,21 @@ class LintOutcome:
 
 
 def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-               jobs: int | None = None, cache=None, unreachable: bool = False) -> LintOutcome:
+               jobs: int | None = None, cache=None, unreachable: bool = False, follow: bool = False) -> LintOutcome:
     collected = collect(paths, config.exclude)
     settings = lint_settings(config, select, ignore, unreachable)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
                           rule_ids=tuple(r.id for r in settings.rules))
-    files = FileSet(collected.files)
+    files = FileSet(collected.files, module_resolver(config, follow))
     units = _run_units(files, settings, jobs, cache)
     merge_units(outcome, units, config)
     return outcome
+
+
+def module_resolver(config: Config, follow: bool = False) -> ModuleResolver:
+    """Imports resolve in the project on disk, in config's `src` roots, and in the installed
+    packages followed (all of them with `follow`, else those config names)."""
+    return ModuleResolver(config.src_roots, FollowPolicy(everything=follow, packages=config.follow))
 
 
 def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),

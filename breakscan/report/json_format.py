@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from breakscan.model import Break, Edit, FileError, Finding, Report, TargetResult, Verification
+from breakscan.model import Break, Edit, FileError, Finding, Frame, Report, TargetResult, Verification
 from breakscan.report.graph import EXPORTERS, build_chain, chain_dict
 
 
@@ -30,7 +30,15 @@ def finding_dict(finding: Finding) -> dict:
         "fix": fix,
         "count": finding.count,
         "target": finding.target,
+        "call_sites": [frame_dict(f) for f in finding.call_sites],
+        "library": None if finding.library is None else {
+            "package": finding.library.package,
+            "reached_from": None if finding.library.reached_from is None else frame_dict(finding.library.reached_from)},
     }
+
+
+def frame_dict(frame: Frame) -> dict:
+    return {"path": frame.path, "line": frame.line, "function": frame.function}
 
 
 def edit_dict(edit: Edit) -> dict:
@@ -48,7 +56,7 @@ def break_dict(item: Break) -> dict:
         "reason": item.reason,
         "explanation": item.explanation,
         "hints": list(item.hints),
-        "stack": [{"path": f.path, "line": f.line, "function": f.function} for f in item.stack],
+        "stack": [frame_dict(f) for f in item.stack],
         "count": item.count,
     }
 

@@ -128,7 +128,20 @@ def call_chain(finding: Finding, brk: Break | None) -> str:
         frames = list(brk.stack)
         site = max((i for i, f in enumerate(frames) if f.line == brk.line), default=len(frames) - 1)
         return " → ".join(f"{f.function}:{f.line}" for f in frames[: site + 1])
+    if finding.call_sites and len(finding.call_sites) == len(finding.chain) - 1:
+        # Where each function calls the next: the way in from a file the user named to a helper elsewhere.
+        calls = [f"{function} ({site.path}:{site.line})" for function, site in zip(finding.chain, finding.call_sites)]
+        return " → ".join([*calls, finding.chain[-1]])
     return " → ".join(finding.chain)
+
+
+def library_origin(finding: Finding) -> str | None:
+    """`in package x_transformers, reached from models.py:15`, for a construct in a followed package."""
+    if finding.library is None:
+        return None
+    reached = finding.library.reached_from
+    where = f", reached from {reached.path}:{reached.line}" if reached is not None else ""
+    return f"in package {finding.library.package}{where}"
 
 
 def delta_text(item: BreakDelta) -> str:

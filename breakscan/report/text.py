@@ -23,7 +23,8 @@ from breakscan.model import Finding, Report, Verification
 from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines
-from breakscan.report.summary import FileSection, Overview, call_chain, delta_text, overview, plural, rule_rows
+from breakscan.report.summary import (FileSection, Overview, call_chain, delta_text, library_origin, overview, plural,
+                                      rule_rows)
 
 _CONTEXT = 2  # lines of code shown above a finding
 _CHAIN_HEAD, _CHAIN_TAIL = 12, 4  # a long chain shows its start and end
@@ -164,6 +165,9 @@ def _finding(console: Console, view: Overview, index: int) -> None:
     console.print(_para(finding.message))
     brk = view.breaks.get(index)
     chain = call_chain(finding, brk)
+    origin = library_origin(finding)
+    if origin:
+        console.print(_para(Text(origin, style="dim"), 2))
     if chain:
         console.print(_para(Text("chain: " + chain, style="dim"), 2))
     console.print(_code_frame(finding), no_wrap=True, overflow="ellipsis")
