@@ -1,6 +1,6 @@
 """Light, local tensor-value inference: which expressions hold tensors inside compiled code.
 
-A value is one of four kinds. `MAYBE_TENSOR` is an optional tensor (`mask=None`): operations on it
+A value is one of five kinds. `MAYBE_TENSOR` is an optional tensor (`mask=None`): operations on it
 give tensors, but testing the bare name (`if mask:`) is usually a None check, so it is not a
 data-dependent branch. Module values remember the classes they may be, to resolve `layer(x)`.
 """
@@ -22,6 +22,9 @@ TENSOR = Kind("tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
 MAYBE_TENSOR = Kind("maybe-tensor")
 OTHER = Kind("other")
+# What a call into code the analysis cannot see returns (an import it cannot find, a package not
+# followed): not known to be a tensor, so nothing is reported on the strength of it.
+UNKNOWN = Kind("unknown")
 SELF = Kind("self")
 
 
@@ -34,7 +37,7 @@ class ModuleValue:
 
 Value = Kind | ModuleValue
 
-_RANK = {OTHER: 0, MAYBE_TENSOR: 1, TENSORS: 2, TENSOR: 3}
+_RANK = {OTHER: 0, UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
 
 
 def join(a: Value, b: Value) -> Value:

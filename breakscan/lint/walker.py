@@ -206,7 +206,7 @@ class RegionWalker(cst.CSTVisitor):
             base = self.value(node.value)
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.TENSOR
-            return base if isinstance(base, v.ModuleValue) else v.OTHER
+            return base if isinstance(base, v.ModuleValue) or base == v.UNKNOWN else v.OTHER
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
             left = node.left
             rights = [node.right] if isinstance(node, cst.BinaryOperation) else [c.comparator for c in node.comparisons]
@@ -217,10 +217,14 @@ class RegionWalker(cst.CSTVisitor):
             kinds = [self.value(part) for part in (left, *rights)]
             if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
                 return v.TENSOR
+            if v.UNKNOWN in kinds:
+                return v.UNKNOWN
             # `beam_size > 1` with `beam_size=None`: an optional value, most often not a tensor.
             return v.MAYBE_TENSOR if v.MAYBE_TENSOR in kinds else v.OTHER
         if isinstance(node, cst.UnaryOperation):
             inner = self.value(node.expression)
+            if inner == v.UNKNOWN:
+                return v.UNKNOWN
             if isinstance(node.operator, cst.Not):
                 return v.TENSOR if inner == v.TENSOR else v.OTHER
             return v.TENSOR if inner in (v.TENSOR, v.MAYBE_TENSOR) else v.OTHER
@@ -255,6 +259,8 @@ class RegionWalker(cst.CSTVisitor):
             return v.OTHER
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
             return base if attr in v.TENSOR_ATTRIBUTES else v.OTHER
+        if base == v.UNKNOWN:
+            return v.UNKNOWN
         qualified = self.qualname(node)
         if qualified and qualified.startswith("torch.") and not qualified.startswith("torch.nn"):
             return v.OTHER  # torch.float32, torch.pi, ...
@@ -283,6 +289,8 @@ class RegionWalker(cst.CSTVisitor):
                 return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
             if base == v.TENSORS:
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
+            if base == v.UNKNOWN:
+                return v.UNKNOWN
         callee = self.project.resolve_call(self, node)
         if callee is not None:
             passed = self.project.passthrough(callee)
@@ -300,10 +308,17 @@ class RegionWalker(cst.CSTVisitor):
             found = self.project.find_class(qualified)
             if found is not None:
                 return v.ModuleValue(frozenset({qualified}))
+            if self._imported(func):
+                return v.UNKNOWN  # an import the analysis cannot read: never guessed to be a tensor
         called = self.value(func)
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _imported(self, func: cst.BaseExpression) -> bool:
+        """Whether the called name comes from an import statement (module-level or local)."""
+        head = (dotted_name(func) or "").split(".", 1)[0]
+        return head in self.local_imports or (head not in self.bindings and head in self.function.module.imports)
 
     def _carries_tensor(self, argument: cst.Arg) -> bool:
         kind = self.value(argument.value)

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
+from pygls.uris import from_fs_path as to_uri
 from pygls.workspace.position_codec import PositionCodec
 
 from breakscan.lint.linter import LintOutcome
 from breakscan.lint.suppress import suppress_on_line
-from breakscan.model import FileError, Finding, Fix, Span
+from breakscan.model import FileError, Finding, Fix, Frame, Span
 from breakscan.rule_docs import gb_url, rule_doc
 
 SOURCE = "breakscan"
@@ -52,6 +54,16 @@ class Linted:
 
     def findings(self) -> list[Finding]:
         return [f for f in self.outcome.findings if f.path == self.path]
+
+    def reached_elsewhere(self) -> list[tuple[Finding, Frame]]:
+        """Findings in other files, each with the last call in this document on the way to it."""
+        reached = []
+        for finding in self.outcome.findings:
+            if finding.path != self.path:
+                here = [site for site in finding.call_sites if site.path == self.path]
+                if here:
+                    reached.append((finding, here[-1]))
+        return reached
 
     def range(self, span: Span) -> types.Range:
         lines = self.lines
@@ -89,6 +101,7 @@ class Linted:
 
 def diagnostics(linted: Linted) -> list[types.Diagnostic]:
     found = [_finding_diagnostic(linted, finding) for finding in linted.findings()]
+    found += [_reached_diagnostic(linted, finding, site) for finding, site in linted.reached_elsewhere()]
     found += [_error_diagnostic(linted, error) for error in linted.outcome.errors]
     for warning in (w for w in linted.outcome.unused_suppressions if w.path == linted.path):
         found.append(types.Diagnostic(
@@ -109,6 +122,30 @@ def _finding_diagnostic(linted: Linted, finding: Finding) -> types.Diagnostic:
         code=finding.rule,
         code_description=types.CodeDescription(href=doc.help_uri) if doc else None,
         source=SOURCE,
+    )
+
+
+def _reached_diagnostic(linted: Linted, finding: Finding, site: Frame) -> types.Diagnostic:
+    """A break in another file that this document's code reaches: shown at the call that leads
+    there, with the construct itself as related information."""
+    where = f"{os.path.basename(finding.path)}:{finding.span.line}"
+    callee = finding.chain[-1] if finding.chain else "a helper"
+    origin = f" (package {finding.library.package})" if finding.library is not None else ""
+    line = linted.lines[site.line - 1] if site.line <= len(linted.lines) else ""
+    indent = len(line) - len(line.lstrip())
+    doc = rule_doc(finding.rule)
+    return types.Diagnostic(
+        range=linted.range(Span(site.line, indent + 1, site.line, len(line.rstrip()) + 1)),
+        message=f"this call reaches `{callee}`{origin}, which breaks the graph at {where}: {finding.message}",
+        severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.rule,
+        code_description=types.CodeDescription(href=doc.help_uri) if doc else None,
+        source=SOURCE,
+        related_information=[types.DiagnosticRelatedInformation(
+            types.Location(to_uri(os.path.abspath(finding.path)),
+                           types.Range(types.Position(finding.span.line - 1, finding.span.column - 1),
+                                       types.Position(finding.span.end_line - 1, finding.span.end_column - 1))),
+            f"{finding.rule} {finding.name}: {finding.message}")],
     )
 
 

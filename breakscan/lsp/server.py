@@ -14,13 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from breakscan import __version__
 from breakscan.config import Config, ConfigError, find_config, load_config
-from breakscan.files import collect
 from breakscan.lint.buffer import lint_buffer
-from breakscan.lint.engine import FileSet
 from breakscan.lint.linter import LintOutcome
 from breakscan.lsp.convert import Linted, code_actions, diagnostics, hover
 
@@ -33,7 +30,6 @@ class BreakscanServer(LanguageServer):
         super().__init__("breakscan", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.Task] = {}
-        self._project: FileSet | None = None
         self._reported_config_errors: set[str] = set()
         # One lint at a time: a lint sets the process's recursion limit and uses every core it gets.
         self._lint_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="breakscan-lint")
@@ -72,7 +68,7 @@ class BreakscanServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics(linted), version=version))
 
     def _lint(self, path: str, buffers: dict[str, str], config: Config) -> LintOutcome:
-        return lint_buffer(path, buffers, config, self._project_files(path, config))
+        return lint_buffer(path, buffers, config)
 
     def _config(self, path: str) -> Config:
         found = find_config(path)
@@ -85,16 +81,6 @@ class BreakscanServer(LanguageServer):
                 self._reported_config_errors.add(str(error))
                 self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"breakscan: {error}"))
             return Config()
-
-    def _project_files(self, path: str, config: Config) -> FileSet:
-        """The workspace's Python files (read once), so calls into helpers in other files are followed."""
-        if self._project is None:
-            roots = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
-            paths = [root for root in roots if root] or [self.workspace.root_path or os.path.dirname(path)]
-            self._project = FileSet([os.path.abspath(p) for p in collect(paths, config.exclude).files])
-        if path not in self._project.paths:  # a file created since
-            self._project = FileSet([*self._project.paths, path])
-        return self._project
 
 
 server = BreakscanServer()

@@ -126,3 +126,26 @@ def test_syntax_errors_while_typing_are_one_diagnostic(tmp_path):
     [error] = broken
     assert error.severity == types.DiagnosticSeverity.Error and "syntax error" in error.message
     assert error.range.start.line == 8
+
+
+def test_a_break_in_a_helper_file_shows_at_the_call_in_the_open_file(tmp_path):
+    import shutil
+
+    from tests.helpers import FIXTURES
+
+    shutil.copytree(FIXTURES / "projects/namespace_tree", tmp_path / "project")
+    model = tmp_path / "project/pkg/models/model.py"
+    helpers = tmp_path / "project/pkg/utils/helpers.py"
+
+    async def scenario():
+        async with Session(tmp_path / "project") as session:  # only the model is open
+            uri = session.open(model, model.read_text())
+            return await session.diagnostics(uri)
+
+    found = sorted(run(scenario()), key=lambda d: d.range.start.line)
+    assert [(d.code, d.range.start.line) for d in found] == [("BS101", 13), ("BS401", 14)]  # the calls, 0-based
+    item, printed = found
+    assert "normalise" in item.message and "helpers.py:2" in item.message
+    [related] = item.related_information
+    assert related.location.uri == helpers.as_uri() and related.location.range.start.line == 1
+    assert printed.related_information[0].location.range.start.line == 6
