@@ -12,7 +12,9 @@ run is a fresh process, as a user's command is:
 - jobs 2: `--no-cache --jobs 2`, against cold;
 - fixes:  cold with `--format json`, which also writes a suggested refactor for every finding
           (not cached: it is computed after the lint, for the report);
-- editor: re-linting one model file of about 1,000 lines after an edit, as `breakscan lsp` does.
+- editor: re-linting one model file of about 1,000 lines after an edit, as `breakscan lsp` does;
+- one file: a pre-commit run with one staged file in a 500-file project (copied from the corpus,
+          with a pyproject.toml): the file's helpers are found on disk; cold, and with a warm cache.
 
 It is a script, not a test: the figures depend on the machine and on what else it is doing. It
 runs a snapshot of breakscan taken when it starts, so an edit made meanwhile cannot mix versions
@@ -97,6 +99,27 @@ def editor_relint(runs: int) -> tuple[str, int, float] | None:
     return os.path.relpath(path, torch_dir), text.count("\n"), statistics.median(times)
 
 
+def one_file_in_project(corpus: list[str], runs: int, size: int = 500) -> tuple[str, float, float]:
+    """(file, cold seconds, warm seconds) for linting one model file of a `size`-file project."""
+    sources = _files(corpus)[:size]
+    base = os.path.dirname(corpus[0])
+    with tempfile.TemporaryDirectory() as folder:
+        project = os.path.join(folder, "project")
+        for source in sources:
+            copy = os.path.join(project, os.path.relpath(source, base))
+            os.makedirs(os.path.dirname(copy), exist_ok=True)
+            shutil.copyfile(source, copy)
+        Path(project, "pyproject.toml").write_text('[project]\nname = "copied"\n')
+        models = [p for p in sources if "def forward" in Path(p).read_text(encoding="utf-8", errors="replace")]
+        staged = os.path.join(project, os.path.relpath(max(models or sources, key=os.path.getsize), base))
+        command = lint_command([staged])
+        cold, _ = median_of(runs, [*command, "--no-cache"])
+        env = {"BREAKSCAN_CACHE_DIR": os.path.join(folder, "cache")}
+        timed(command, env)  # fills the cache
+        warm, _ = median_of(runs, command, env)
+    return os.path.relpath(staged, project), cold, warm
+
+
 def _torch_dir() -> str | None:
     spec = find_spec("torch")  # finds the package without importing it (2 s)
     return os.path.dirname(spec.origin) if spec and spec.origin else None
@@ -128,6 +151,7 @@ def measure(corpus: list[str], runs: int) -> None:
     if summary["files"] != int(count):
         sys.exit(f"parse saw {count} files, the lint {summary['files']}: not the same corpus")
     editor = editor_relint(max(runs, 5))
+    staged, one_cold, one_warm = one_file_in_project(corpus, max(runs, 5))
 
     print(f"corpus           {', '.join(corpus)}")
     print(f"files, lines     {count.strip()} files, {lines:,} lines ({summary['findings']} findings); "
@@ -140,6 +164,7 @@ def measure(corpus: list[str], runs: int) -> None:
     if editor:
         name, editor_lines, seconds = editor
         print(f"editor re-lint   {seconds:8.3f} s  ({name}, {editor_lines:,} lines, after an edit)")
+    print(f"one staged file  {one_warm:8.3f} s warm, {one_cold:.3f} s cold  ({staged} in a 500-file project)")
 
 
 def _files(corpus: list[str]) -> list[str]:
