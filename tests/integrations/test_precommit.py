@@ -53,3 +53,23 @@ def test_a_breaking_commit_is_refused_and_a_clean_one_passes(tmp_path):
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert git(repo, "log", "--format=%s").stdout.splitlines() == ["add a model, without the break", "initial"]
     assert git(repo, "status", "--porcelain").stdout == ""  # the lint cache stays out of `git status`
+
+
+def test_a_staged_model_is_refused_for_a_break_in_a_helper_that_is_not_staged(tmp_path):
+    [hook] = yaml.safe_load(MANIFEST.read_text())
+    config = {"repos": [{"repo": "local", "hooks": [{**hook, "language": "system"}]}]}
+    helper = "def normalise(scores):\n    return scores / scores.sum().item()\n"
+    repo = init_repo(tmp_path / "repo", {".pre-commit-config.yaml": yaml.safe_dump(config), "pkg/__init__.py": "",
+                                         "pkg/utils/helpers.py": helper})  # committed before the hook
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=git_env(), check=True,
+                   capture_output=True)
+    model = CLEAN.replace("import torch\n", "import torch\n\nfrom pkg.utils.helpers import normalise\n", 1)
+    model = model.replace("return x * 2", "return normalise(x)")
+    assert model != CLEAN and "normalise(x)" in model
+    write(repo, {"pkg/models/model.py": model})
+    git(repo, "add", "pkg/models/model.py")
+    refused = commit(repo, "add a model")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "pkg/utils/helpers.py" in output and "helpers.py:2:" in output and "BS101" in output, output
+    assert "pkg/models/model.py:" in output, output  # the call in the staged file that reaches it
