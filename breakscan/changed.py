@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from breakscan.cli import UsageError
+from breakscan.exits import UsageError
 from breakscan.files import DEFAULT_EXCLUDE, is_excluded
 
 

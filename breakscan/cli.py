@@ -8,13 +8,9 @@ import sys
 import traceback
 
 from breakscan import __version__
+from breakscan.exits import EXIT_ERROR, UsageError
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "run", "rules", "lsp")
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,6 +34,11 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-per-rule", type=int, metavar="N", help="text report: show at most N findings per rule")
     parser.add_argument("--graph-format", choices=["dot", "mermaid"], help="also print each target's graph chain")
     parser.add_argument("--no-color", action="store_true", help="plain text output (also: NO_COLOR env)")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    parser.add_argument("--statistics", action="store_true",
+                        help="print the number of findings per rule instead of the report")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print the findings only: no banner, headers, tables or progress")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--changed-since", metavar="REF", help="lint only files changed since this git ref")
     check.add_argument("--baseline", metavar="FILE", help="an earlier JSON report to compare against (--verify)")
     check.add_argument("--verify", action="store_true", help="show what changed since --baseline, per target")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="with PATH -: lint standard input as if it were the file NAME")
     _add_output_options(check)
 
     run = commands.add_parser("run", help="run a script as-is and report every graph break it hits")

@@ -4,39 +4,68 @@ from __future__ import annotations
 
 import argparse
 import json
+import linecache
 import os
+import shutil
 import sys
+from dataclasses import replace
 
 from breakscan import __version__
-from breakscan.cli import EXIT_CLEAN, EXIT_ERROR, UsageError
 from breakscan.config import Config, ConfigError, find_config, load_config
+from breakscan.exits import EXIT_CLEAN, EXIT_ERROR, UsageError
 from breakscan.model import FileError, Report, TargetSpec
 from breakscan.report import RenderOptions, render
+from breakscan.selectors import selector_problem
+
+STDIN_PATH = "-"
+# Report width when stdout is not a terminal, and when a terminal reports a width too narrow to use (0 included).
+_PLAIN_WIDTH, _NARROWEST, _NARROW_FALLBACK = 100, 40, 80
+_STATISTICS_FORMATS = ("text", "concise", "json")
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _config(config_file: str | None, start: str) -> Config:
+    """`--config FILE`, else the nearest config at or above `start`."""
     try:
-        if args.config:
-            if not os.path.isfile(args.config):
-                raise UsageError(f"config file not found: {args.config}")
-            return load_config(args.config)
-        found = find_config(args.paths[0] if args.paths else ".")
+        if config_file:
+            if not os.path.isfile(config_file):
+                raise UsageError(f"config file not found: {config_file}")
+            return load_config(config_file)
+        found = find_config(start)
         return load_config(found) if found else Config()
     except ConfigError as error:
         raise UsageError(str(error)) from None
 
 
+def terminal_width() -> int:
+    """The terminal's columns (`COLUMNS` first); a width of 0, as some terminals and CI runners
+    report, or one too narrow to read, gives 80."""
+    columns = shutil.get_terminal_size(fallback=(_NARROW_FALLBACK, 24)).columns
+    return columns if columns >= _NARROWEST else _NARROW_FALLBACK
+
+
 def _render_options(args: argparse.Namespace, to_terminal: bool) -> RenderOptions:
     color = to_terminal and not args.no_color and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-    width = 100
-    if to_terminal:
-        width = os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 100
-    return RenderOptions(color=color, width=width, max_per_rule=args.max_per_rule, graph_format=args.graph_format)
+    return RenderOptions(color=color, width=terminal_width() if to_terminal else _PLAIN_WIDTH,
+                         max_per_rule=args.max_per_rule, graph_format=args.graph_format,
+                         quiet=args.quiet)
+
+
+def write_stdout(text: str) -> None:
+    """Write to standard output; a reader that has gone (`| head -1`) is not an error: the rest is
+    dropped, and so is the flush at exit, which would complain about the closed pipe."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _emit(report: Report, args: argparse.Namespace) -> int:
     to_terminal = not args.output and sys.stdout.isatty()
-    text = render(args.format, report, _render_options(args, to_terminal))
+    if args.statistics:
+        text = _statistics(report, args.format)
+    else:
+        text = render(args.format, report, _render_options(args, to_terminal))
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
@@ -44,12 +73,32 @@ def _emit(report: Report, args: argparse.Namespace) -> int:
         except OSError as error:
             raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
     for warning in report.unused_suppressions:
         if args.format in ("text", "concise"):
             print(f"breakscan: warning: {warning.path}:{warning.line}: {warning.message}", file=sys.stderr)
-    return report.exit_code
+    return EXIT_CLEAN if args.exit_zero else report.exit_code
+
+
+def _statistics(report: Report, fmt: str) -> str:
+    """Findings per rule, most first, as ruff prints them: `count  ID  name` (JSON: a list)."""
+    from breakscan.report.concise import FILE_ERROR_ID
+
+    counts: dict[tuple[str, str], int] = {}
+    for finding in report.findings:
+        counts[finding.rule, finding.name] = counts.get((finding.rule, finding.name), 0) + 1
+    if report.errors:
+        counts[FILE_ERROR_ID, "not-analysed"] = len(report.errors)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if fmt == "json":
+        return json.dumps([{"rule": rule, "name": name, "count": n} for (rule, name), n in rows], indent=2) + "\n"
+    width = max((len(str(n)) for _, n in rows), default=1)
+    return "".join(f"{n:>{width}}  {rule}  {name}\n" for (rule, name), n in rows)
+
+
+def _check_statistics_format(args: argparse.Namespace) -> None:
+    if args.statistics and args.format not in _STATISTICS_FORMATS:
+        raise UsageError(f"--statistics works with --format {', '.join(_STATISTICS_FORMATS)}")
 
 
 def _progress(message: str) -> None:
@@ -57,10 +106,47 @@ def _progress(message: str) -> None:
         print(f"breakscan: {message}", file=sys.stderr, flush=True)
 
 
+def _check_selectors(args: argparse.Namespace) -> None:
+    for option, selectors in (("--select", args.select), ("--ignore", args.ignore)):
+        problem = selector_problem(selectors)
+        if problem:
+            raise UsageError(f"{option}: {problem}")
+
+
+def _stdin_name(args: argparse.Namespace) -> str | None:
+    """With PATH `-`: the file name standard input stands for."""
+    if STDIN_PATH not in args.paths:
+        if args.stdin_filename:
+            raise UsageError("--stdin-filename needs PATH - (standard input)")
+        return None
+    if args.paths != [STDIN_PATH]:
+        raise UsageError("PATH - (standard input) cannot be combined with other paths")
+    if not args.stdin_filename:
+        raise UsageError("PATH - needs --stdin-filename NAME: the file standard input stands for")
+    if args.entry or args.changed_since:
+        raise UsageError("standard input is linted only: --entry and --changed-since need files")
+    return args.stdin_filename
+
+
+def _lint_stdin(name: str, config: Config, args: argparse.Namespace):
+    """Standard input linted as the file `name` (its config, per-file ignores, module name and
+    neighbours); the report shows that text, not what may be on disk under that name."""
+    from breakscan.lint.buffer import lint_buffer
+
+    text = sys.stdin.read()
+    config = replace(config, select=args.select or config.select, ignore=args.ignore + config.ignore,
+                     unreachable=args.unreachable or config.unreachable)
+    linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+    return lint_buffer(name, {name: text}, config)
+
+
 def check_command(args: argparse.Namespace) -> int:
     from breakscan.lint.linter import lint_paths
 
-    config = _config(args)
+    _check_selectors(args)
+    stdin_name = _stdin_name(args)
+    _check_statistics_format(args)
+    config = _config(args.config, stdin_name or args.paths[0])
     if args.entry and (len(args.paths) != 1 or not os.path.isfile(args.paths[0])):
         raise UsageError("--entry needs exactly one PATH, a Python file")
     if args.inputs and not args.entry:
@@ -78,23 +164,26 @@ def check_command(args: argparse.Namespace) -> int:
         except BaselineError as error:
             raise UsageError(str(error)) from None
     paths = args.paths
-    missing = [p for p in paths if not os.path.lexists(p)]
+    missing = [p for p in paths if not os.path.lexists(p) and p != STDIN_PATH]
     if missing:
         raise UsageError(f"path not found: {', '.join(missing)}")
     if args.changed_since:
         from breakscan.changed import changed_files
 
         paths = changed_files(paths, args.changed_since, config.exclude)
-    cache = None
-    if not args.no_cache:
-        from breakscan.cache import open_cache
+    if stdin_name:
+        outcome = _lint_stdin(stdin_name, config, args)
+    else:
+        cache = None
+        if not args.no_cache:
+            from breakscan.cache import open_cache
 
-        cache = open_cache(config)
-    outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
-                         unreachable=args.unreachable, follow=args.follow)
+            cache = open_cache(config)
+        outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
+                             unreachable=args.unreachable, follow=args.follow)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
-    if not args.static:
+    if not args.static and not stdin_name:
         _confirm(report, args, outcome)
     _attach_fixes(report, args)
     if baseline is not None:
@@ -133,7 +222,8 @@ def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
             report.errors.append(FileError(path, f"not confirmed: {note}"))
     if not specs:
         return
-    report.targets = run_targets(specs, device=args.device, timeout=args.timeout, progress=_progress)
+    report.targets = run_targets(specs, device=args.device, timeout=args.timeout,
+                                 progress=None if args.quiet else _progress)
     report.torch_version = next((t.torch_version for t in report.targets if t.torch_version), None)
     report.findings = fuse(report.findings, report.targets)
 
@@ -141,11 +231,12 @@ def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.script):
         raise UsageError(f"script not found: {args.script}")
+    _check_statistics_format(args)
     from breakscan.confirm import fuse, run_script
     from breakscan.lint.linter import lint_paths
 
     # The script is linted too, so each break it hits is either confirmed or missed by the lint.
-    config = _config(argparse.Namespace(config=None, paths=[args.script]))
+    config = _config(None, args.script)
     outcome = lint_paths([args.script], config, jobs=1)
     script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     targets = run_script(args.script, script_args, device=args.device, timeout=args.timeout)
@@ -165,16 +256,16 @@ def rules_command(args: argparse.Namespace) -> int:
         if rule is None:
             raise UsageError(f"unknown rule: {args.rule} (see `breakscan rules`)")
         if args.format == "json":
-            print(json.dumps(_rule_dict(rule), indent=2))
+            write_stdout(json.dumps(_rule_dict(rule), indent=2) + "\n")
         else:
-            print(f"# {rule.id} {rule.name}\n\nGraph-break ids: {', '.join(rule.gb_ids)}  "
-                  f"Severity: {rule.severity}\nFix: {rule.fix_hint}\n\n{rule.documentation()}")
+            write_stdout(f"# {rule.id} {rule.name}\n\nGraph-break ids: {', '.join(rule.gb_ids)}  "
+                         f"Severity: {rule.severity}\nFix: {rule.fix_hint}\n\n{rule.documentation()}\n")
         return EXIT_CLEAN
     if args.format == "json":
-        print(json.dumps([_rule_dict(rule) for rule in all_rules()], indent=2))
+        write_stdout(json.dumps([_rule_dict(rule) for rule in all_rules()], indent=2) + "\n")
         return EXIT_CLEAN
-    for rule in all_rules():
-        print(f"{rule.id}  {rule.name:<32} {','.join(rule.gb_ids):<16} {rule.fix_hint}")
+    write_stdout("".join(f"{rule.id}  {rule.name:<32} {','.join(rule.gb_ids):<16} {rule.fix_hint}\n"
+                         for rule in all_rules()))
     return EXIT_CLEAN
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
+
+from breakscan.selectors import selector_problem
 
 
 class ConfigError(Exception):
@@ -52,7 +55,7 @@ def find_config(start: str) -> str | None:
     while True:
         for name in ("breakscan.toml", "pyproject.toml"):
             candidate = os.path.join(directory, name)
-            if os.path.isfile(candidate) and (name == "breakscan.toml" or _has_table(candidate)):
+            if os.path.isfile(candidate) and (name == "breakscan.toml" or _may_have_table(candidate)):
                 return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -60,12 +63,25 @@ def find_config(start: str) -> str | None:
         directory = parent
 
 
-def _has_table(path: str) -> bool:
+def _may_have_table(path: str) -> bool:
+    """A pyproject.toml that does not parse may hold the [tool.breakscan] table: it is found, so
+    that loading it reports the error instead of silently dropping its settings."""
     try:
         with open(path, "rb") as handle:
             return "breakscan" in tomllib.load(handle).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+    except OSError:
         return False
+    except tomllib.TOMLDecodeError:
+        return True
+
+
+def _toml_problem(path: str, error: tomllib.TOMLDecodeError) -> str:
+    """`FILE:LINE:COLUMN: invalid TOML: PROBLEM`, from tomllib's "PROBLEM (at line L, column C)"."""
+    message = str(error)
+    at = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+    if at:
+        return f"{path}:{at.group(1)}:{at.group(2)}: invalid TOML: {message[:at.start()]}"
+    return f"{path}: invalid TOML: {message.replace(' (at end of document)', ' at the end of the file')}"
 
 
 def load_config(path: str) -> Config:
@@ -75,7 +91,7 @@ def load_config(path: str) -> Config:
     except OSError as error:
         raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"invalid TOML in {path}: {error}") from None
+        raise ConfigError(_toml_problem(path, error)) from None
     table = data.get("tool", {}).get("breakscan", {})
     if os.path.basename(path) == "breakscan.toml" and not table:
         table = {k: v for k, v in data.items() if k != "tool"}
@@ -97,12 +113,26 @@ def load_config(path: str) -> Config:
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{path}: `per-file-ignores` must be a table of pattern = [rule ids]")
+    per_file_ignores = {}
+    for pattern, ids in per_file.items():
+        ids = [ids] if isinstance(ids, str) else ids
+        if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
+            raise ConfigError(f"{path}: per-file-ignores `{pattern}` must be a list of rule ids")
+        per_file_ignores[pattern] = tuple(ids)
+    selections = {f"`{key}`": strings(key) for key in ("select", "extend-select", "ignore", "extend-ignore")}
+    selections.update({f"per-file-ignores `{pattern}`": ids for pattern, ids in per_file_ignores.items()})
+    for where, selectors in selections.items():
+        problem = selector_problem(selectors)
+        if problem:
+            raise ConfigError(f"{path}: {where}: {problem}")
+    select = strings("select")
     return Config(
-        select=strings("select") + strings("extend-select"),
+        # No `select` means every rule, which `extend-select` cannot add to; with one, it adds.
+        select=select + strings("extend-select") if select else (),
         ignore=strings("ignore") + strings("extend-ignore"),
         exclude=strings("exclude"),
         roots=strings("roots"),
-        per_file_ignores={pattern: tuple([ids] if isinstance(ids, str) else ids) for pattern, ids in per_file.items()},
+        per_file_ignores=per_file_ignores,
         unreachable=unreachable == "info",
         src=strings("src"),
         follow=strings("follow"),

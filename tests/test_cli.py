@@ -1,11 +1,19 @@
 """End-to-end: the `breakscan` command as users and CI call it, per format and exit code."""
 
+import fcntl
+import io
 import json
+import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 
 import pytest
+
+from tests.integrations.helpers import HELPER_BREAKING, MODEL_USING_HELPER, cli
 
 BREAKING = textwrap.dedent("""\
     import torch
@@ -109,3 +117,119 @@ def test_rules_command(project):
 def test_version():
     result = breakscan("--version")
     assert result.returncode == 0 and result.stdout.startswith("breakscan ")
+
+
+# -- ruff-style options ----------------------------------------------------------------------
+def test_exit_zero_keeps_the_report_and_exits_0(project):
+    result = cli("--static", "--no-cache", "--exit-zero", "--format", "concise", str(project))
+    assert result.returncode == 0 and "BS101" in result.stdout
+    assert cli("--static", "--exit-zero", "--select", "BS1O1", str(project)).returncode == 2
+
+
+def test_statistics_counts_findings_per_rule(project):
+    (project / "more.py").write_text(BREAKING.replace("fn", "gn") + "\n@torch.compile\ndef hn(x):\n    print(x)\n")
+    result = cli("--static", "--no-cache", "--statistics", str(project))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["2  BS101  tensor-item", "1  BS401  print-call"]
+    as_json = json.loads(cli("--static", "--no-cache", "--statistics", "--format", "json", str(project)).stdout)
+    assert as_json == [{"rule": "BS101", "name": "tensor-item", "count": 2},
+                       {"rule": "BS401", "name": "print-call", "count": 1}]
+    assert cli("--static", "--statistics", "--format", "sarif", str(project)).returncode == 2
+
+
+def test_quiet_prints_findings_without_banner_or_tables(project):
+    full = cli("--static", "--no-cache", str(project))
+    quiet = cli("--static", "--no-cache", "--quiet", str(project))
+    assert full.stdout.startswith("breakscan ") and "findings by rule" in full.stdout
+    assert quiet.returncode == 1 and quiet.stdout.startswith(f"  {project / 'bad.py'}:5:16  BS101 tensor-item")
+    assert "findings by rule" not in quiet.stdout and "breakscan " not in quiet.stdout
+
+
+# -- standard input --------------------------------------------------------------------------
+def lint_stdin(monkeypatch, text: str, *args: str):
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    return cli("--static", "--no-cache", "--format", "concise", *args)
+
+
+def test_stdin_is_linted_as_the_file_it_stands_for(project, monkeypatch):
+    name = str(project / "good.py")  # on disk: clean; on stdin: breaking
+    result = lint_stdin(monkeypatch, BREAKING, "-", "--stdin-filename", name)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [f"{name}:5:16: BS101 "
+                                          "`.item()` copies a tensor value into Python: the graph breaks here"]
+    monkeypatch.setattr("sys.stdin", io.StringIO(BREAKING))
+    text = cli("--static", "--no-cache", "-", "--stdin-filename", name)
+    assert "❱ 5 │     return x * x.sum().item()" in text.stdout  # the frame shows stdin, not the file
+
+
+def test_stdin_takes_config_and_neighbours_from_its_name(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.breakscan.per-file-ignores]\n"legacy/*.py" = ["BS101"]\n')
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "helpers.py").write_text(HELPER_BREAKING)
+    assert lint_stdin(monkeypatch, BREAKING, "-", "--stdin-filename", str(tmp_path / "legacy" / "m.py")).stdout == ""
+    result = lint_stdin(monkeypatch, MODEL_USING_HELPER, "-", "--stdin-filename", str(tmp_path / "app" / "model.py"))
+    assert result.stdout.startswith(f"{tmp_path / 'app' / 'helpers.py'}:2:") and " BS101 " in result.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-"], "PATH - needs --stdin-filename"),
+    (["x.py", "--stdin-filename", "x.py"], "--stdin-filename needs PATH -"),
+    (["-", "x.py", "--stdin-filename", "x.py"], "cannot be combined"),
+])
+def test_stdin_usage_errors(project, monkeypatch, args, message):
+    (project / "x.py").write_text(CLEAN)
+    monkeypatch.chdir(project)
+    result = lint_stdin(monkeypatch, CLEAN, *args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+# -- robust output ---------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["rules"], ["--static", "--no-cache", "."]])
+def test_a_closed_pipe_ends_quietly_with_the_usual_exit_code(project, args):
+    process = subprocess.Popen([sys.executable, "-m", "breakscan", *args], cwd=project, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()  # the reader is gone before anything is written, as `| head -0` does
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == (0 if args == ["rules"] else 1)
+    assert stderr == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("columns_variable", [None, "0"])
+def test_a_terminal_of_zero_columns_gets_a_readable_report(project, columns_variable):
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    if columns_variable is not None:
+        env["COLUMNS"] = columns_variable
+    process = subprocess.Popen([sys.executable, "-m", "breakscan", "--static", "--no-cache", "--no-color",
+                                str(project / "bad.py")], stdout=follower, stderr=subprocess.PIPE, env=env)
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command has ended
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 1
+    lines = output.decode().splitlines()
+    assert "  bad.py:5:16  error" in lines and lines[-1] == "1 finding · 0 errors · 1 file"
+    assert max(map(len, lines)) <= 80
+
+
+@pytest.mark.parametrize(("source", "where", "message"), [
+    ("import torch\n\n\ndef f(x)\n    return x\n", "4:9", "syntax error: expected ':'"),
+    ("import torch\n\n@torch.compile\ndef f(x):\n    return g(x,\n", "5:13", "syntax error: '(' was never closed"),
+    ("x = (1,\ny = 2\n", "1:5", "syntax error: '(' was never closed"),
+])
+def test_syntax_errors_are_reported_as_python_reports_them(tmp_path, source, where, message):
+    (tmp_path / "broken.py").write_text(source)
+    result = cli("--static", "--no-cache", "--format", "concise", str(tmp_path / "broken.py"))
+    assert result.returncode == 1
+    assert result.stdout == f"{tmp_path / 'broken.py'}:{where}: E999 {message}\n"

@@ -6,6 +6,7 @@ Works on source text only: it never imports torch or the user's code.
 
 from __future__ import annotations
 
+import linecache
 import logging
 import os
 from collections.abc import Sequence
@@ -23,10 +24,12 @@ _log = logging.getLogger(__name__)
 
 
 def _load(path: str) -> SourceModule | None:
+    """The text the findings were made on: through linecache, which holds standard input linted
+    under a file's name and a notebook's code, and reads any other file as Python does (PEP 263)."""
+    linecache.checkcache(path)  # a file changed on disk is read again; standard input and notebooks stay
     try:
-        with open(path, encoding="utf-8") as handle:
-            return SourceModule(path, handle.read())
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+        return SourceModule(path, "".join(linecache.getlines(path)))
+    except (cst.ParserSyntaxError, RecursionError):
         return None
 
 

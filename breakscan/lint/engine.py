@@ -25,7 +25,7 @@ from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.resolve import Located, ModuleResolver
 from breakscan.lint.rule import Rule
-from breakscan.lint.source import Source, SourceError, check_expression_size, read_source
+from breakscan.lint.source import Source, SourceError, check_expression_size, read_source, syntax_error
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
@@ -250,8 +250,7 @@ class Unit:
             try:
                 tree = cst.parse_module(text)
             except cst.ParserSyntaxError as error:
-                raise SourceError(f"syntax error: {_first_line(error.message)}", error.raw_line,
-                                  error.raw_column + 1) from None
+                raise syntax_error(text, error.message, error.raw_line, error.raw_column + 1) from None
             name, package = self.files.resolver.module_name(path)
             parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
             _parse_cache.put(parsed)
@@ -278,10 +277,6 @@ class Unit:
         self.result.dependencies[path] = source.data
         self.result.suppressions[path] = parse_suppressions(source.text)
         return parsed.index
-
-
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
 
 
 def _check_syntax(path: str, text: str) -> None:

@@ -17,6 +17,8 @@ LONG_LINE = 2000
 MAX_CHAIN = 400
 
 _BRACKETS = re.compile(rb"[()\[\]{}]")
+# libcst's "expected one of ..." lists longer than this say nothing a reader can use.
+_MAX_EXPECTED_TOKENS = 4
 
 
 class SourceError(Exception):
@@ -89,6 +91,25 @@ def check_bracket_depth(data: bytes) -> None:
         raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
     except (RecursionError, MemoryError):
         raise SourceError("nesting too deep to analyse") from None
+
+
+def syntax_error(text: str, parser_message: str, line: int, column: int) -> SourceError:
+    """For code libcst's parser refused (at `line`, `column`): Python's own message and place, as
+    `compile()` gives them. Only code Python accepts (grammar libcst does not know) gets libcst's
+    words, without a long list of the tokens it expected."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        return SourceError(f"syntax error: {error.msg}", error.lineno, error.offset)
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    detail = parser_message.strip().splitlines()[0] if parser_message.strip() else ""
+    detail = re.sub(r"^parser error: error at \d+:\d+: ", "", detail)
+    if detail.startswith("expected one of ") and detail.count(",") >= _MAX_EXPECTED_TOKENS:
+        detail = ""
+    return SourceError(f"syntax not supported by libcst's parser{': ' + detail if detail else ''}", line, column)
 
 
 def check_expression_size(text: str) -> None:

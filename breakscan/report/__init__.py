@@ -24,6 +24,7 @@ class RenderOptions:
     width: int = 100
     max_per_rule: int | None = None
     graph_format: str | None = None  # "dot" | "mermaid": also print the graph model that way
+    quiet: bool = False  # the findings only: no banner, headers, tables
 
 
 def render(fmt: str, report: Report, options: RenderOptions = RenderOptions()) -> str:

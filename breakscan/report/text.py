@@ -38,15 +38,19 @@ def render(report: Report, options) -> str:
                       color_system="standard" if options.color else None, highlight=False, emoji=False,
                       soft_wrap=False)
     view = overview(report)
-    console.print(_banner(report))
+    if not options.quiet:
+        console.print(_banner(report))
     for error in report.errors:
         where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
         console.print(Text.assemble((where, "bold"), ": ", ("error", "bold red"), f": {error.message}"))
+    if options.quiet:
+        _findings_only(console, view)
+        return _plain_lines(buffer)
     for section in view.sections:
         _file_section(console, view, section, options)
     if report.findings:
         console.print()
-        console.print(_rule_table(report.findings))
+        console.print(_rule_table(report.findings, confirming=bool(report.targets)))
     if report.verification is not None:
         _verification(console, report.verification)
     if options.graph_format:
@@ -54,8 +58,21 @@ def render(report: Report, options) -> str:
             console.print(Text(f"\n{options.graph_format} graph of {chain.target.name}:", style="bold"))
             console.print(Text(EXPORTERS[options.graph_format](chain).rstrip("\n")))
     console.print(_para(Text(_closing(report), style="bold"), 0))
-    # rich pads some lines to the full width; trailing blanks only get in the way of pipes and diffs
-    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+    return _plain_lines(buffer)
+
+
+def _plain_lines(buffer: io.StringIO) -> str:
+    """rich pads some lines to the full width; trailing blanks only get in the way of pipes and diffs."""
+    lines = buffer.getvalue().splitlines()
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _findings_only(console: Console, view: Overview) -> None:
+    """`--quiet`: each finding with its frame and fix, under its full path; nothing else."""
+    for section in view.sections:
+        for group in view.groups(section, None):
+            for index in group.shown:
+                _finding(console, view, index, full_path=True)
 
 
 def _banner(report: Report) -> Text:
@@ -69,11 +86,16 @@ def _banner(report: Report) -> Text:
 
 
 def _closing(report: Report) -> str:
-    confirmed = sum(f.status == "confirmed" for f in report.findings)
-    missed = sum(f.status == "dynamic-only" for f in report.findings)
-    return (f"{plural(len(report.findings), 'finding')} ({confirmed} confirmed, {missed} missed by the lint) · "
-            f"{plural(len(report.errors), 'error')} · {plural(report.files, 'file')} · "
-            f"{plural(len(report.targets), 'target')}")
+    """The last line; words about confirmation only when something was confirmed."""
+    findings = plural(len(report.findings), "finding")
+    if report.targets:
+        confirmed = sum(f.status == "confirmed" for f in report.findings)
+        missed = sum(f.status == "dynamic-only" for f in report.findings)
+        findings += f" ({confirmed} confirmed, {missed} missed by the lint)"
+    parts = [findings, plural(len(report.errors), "error"), plural(report.files, "file")]
+    if report.targets:
+        parts.append(plural(len(report.targets), "target"))
+    return " · ".join(parts)
 
 
 def _para(text: Text | str, indent: int = 2) -> Padding:
@@ -86,9 +108,11 @@ def _file_section(console: Console, view: Overview, section: FileSection, option
     console.print()
     console.rule(Text(section.path, style="bold"), align="left", characters="─")
     counts = view.counts(section)
-    if counts.findings:
+    if counts.findings and view.report.targets:
         console.print(_para(f"{plural(counts.findings, 'finding')}: {counts.confirmed} confirmed by TorchDynamo, "
                             f"{counts.lint_only} lint-only, {counts.missed} missed by the lint", 0))
+    elif counts.findings:
+        console.print(_para(plural(counts.findings, "finding"), 0))
     for chain in section.chains:
         console.print(_para(_target_headline(chain), 0))
         if chain.nodes:
@@ -151,17 +175,22 @@ def _node_label(node) -> Text:
 
 
 # -- one finding -----------------------------------------------------------------------------
-def _finding(console: Console, view: Overview, index: int) -> None:
+def _finding(console: Console, view: Overview, index: int, full_path: bool = False) -> None:
     finding = view.report.findings[index]
     head = Text("  ")
-    head.append(f"{os.path.basename(finding.path)}:{finding.span.line}:{finding.span.column}", style="bold")
-    head.append(f"  {finding.severity}, ")
-    head.append(finding.status, style=_STATUS_STYLE[finding.status])
+    path = finding.path if full_path else os.path.basename(finding.path)
+    head.append(f"{path}:{finding.span.line}:{finding.span.column}", style="bold")
+    if full_path:  # no rule heading above it
+        head.append(f"  {finding.rule} {finding.name}", style="bold")
+    head.append(f"  {finding.severity}")
+    if view.report.targets:  # the status says what confirmation made of it
+        head.append(", ")
+        head.append(finding.status, style=_STATUS_STYLE[finding.status])
     if finding.count > 1:
         head.append(f" ×{finding.count}")
     if finding.target:
         head.append(f" in {finding.target}", style="dim")
-    console.print(head)
+    console.print(head, soft_wrap=True)  # a location stays on one line, however long
     console.print(_para(finding.message))
     brk = view.breaks.get(index)
     chain = call_chain(finding, brk)
@@ -236,13 +265,16 @@ def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _rule_table(findings: list[Finding]) -> Table:
+def _rule_table(findings: list[Finding], confirming: bool) -> Table:
+    """Findings per rule; split by what confirmation made of them when something was confirmed."""
     table = Table(title="findings by rule", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                   show_edge=False)
     table.add_column("rule")
     table.add_column("name", overflow="fold")
-    for column in ("confirmed", "lint-only", "missed"):
+    columns = ("confirmed", "lint-only", "missed") if confirming else ("findings",)
+    for column in columns:
         table.add_column(column, justify="right")
     for row in rule_rows(findings):
-        table.add_row(row.rule, row.name, str(row.confirmed), str(row.lint_only), str(row.missed))
+        counts = (row.confirmed, row.lint_only, row.missed) if confirming else (row.confirmed + row.lint_only,)
+        table.add_row(row.rule, row.name, *map(str, counts))
     return table

@@ -1,4 +1,7 @@
-"""`--format sarif`: valid SARIF 2.1.0 (the official schema), with what code scanning needs."""
+"""`--format sarif`: valid SARIF 2.1.0 (the official schema), with what code scanning needs.
+
+The official schema is read from `../shared/` beside the clone (CI has it); without it, the tests
+that validate against it skip and say why, and the structural checks still run."""
 
 import json
 
@@ -30,6 +33,8 @@ WARNING_WITHOUT_SITES = Finding(
 
 @pytest.fixture(scope="module")
 def validator():
+    if not SHARED_SCHEMA.is_file():
+        pytest.skip(f"the official SARIF 2.1.0 schema is not at {SHARED_SCHEMA} (only CI has it)")
     schema = json.loads(SHARED_SCHEMA.read_text())
     if "properties" not in schema:  # the log's own schema is kept under definitions/Root in this copy
         schema = {**schema, "$ref": "#/definitions/Root"}
@@ -123,13 +128,21 @@ def test_errors_failed_targets_and_unused_suppressions_are_notifications():
     assert notes[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 3, "startColumn": 9}
 
 
-def test_the_cli_writes_valid_sarif_for_a_real_model(validator):
+def real_model_sarif() -> tuple[int, dict]:
     result = cli("--static", "--no-cache", "--format", "sarif", "examples/model.py", cwd=ROOT)
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_the_cli_writes_valid_sarif_for_a_real_model(validator):
+    validator.validate(real_model_sarif()[1])
+
+
+def test_the_cli_writes_sarif_results_with_code_flows_for_a_real_model():
+    returncode, log = real_model_sarif()
     as_json = cli("--static", "--no-cache", "--format", "json", "examples/model.py", cwd=ROOT)
-    log = json.loads(result.stdout)
-    validator.validate(log)
     findings = json.loads(as_json.stdout)["findings"]
-    assert result.returncode == 1 and len(log["runs"][0]["results"]) == len(findings) > 0
+    assert log["version"] == "2.1.0" and log["runs"][0]["tool"]["driver"]["name"] == "breakscan"
+    assert returncode == 1 and len(log["runs"][0]["results"]) == len(findings) > 0
     chained = [r for r in log["runs"][0]["results"] if len(r["properties"]["chain"]) > 1]
     assert chained and all("physicalLocation" in r["codeFlows"][0]["threadFlows"][0]["locations"][0]["location"]
                            for r in chained)

@@ -112,14 +112,37 @@ def test_lint_only_report_without_targets(tmp_path):
     report.findings = [f for f in report.findings if f.status == "static-only"]
     text = render("text", report, PLAIN)
     assert "├──" not in text
-    assert "1 finding: 0 confirmed by TorchDynamo, 1 lint-only, 0 missed by the lint" in _lines(text)
+    lines = _lines(text)
+    assert "1 finding" in lines and lines[-1] == "1 finding · 0 errors · 1 file"
+    assert "rule    name          findings" in lines and "BS101   tensor-item          1" in lines
+    # Nothing ran: no words or columns about confirmation.
+    for word in ("confirmed", "lint-only", "missed", "static-only", "TorchDynamo", "target"):
+        assert word not in text, word
+
+
+def test_a_confirming_report_splits_findings_by_what_torchdynamo_made_of_them(tmp_path):
+    lines = _lines(render("text", model_report(tmp_path), PLAIN))
+    assert "4 findings: 2 confirmed by TorchDynamo, 1 lint-only, 1 missed by the lint" in lines
+    assert lines[-1] == "4 findings (2 confirmed, 1 missed by the lint) · 0 errors · 1 file · 2 targets"
+    assert any(line.endswith("error, static-only") for line in lines)
+
+
+def test_quiet_prints_the_findings_only_under_their_full_paths(tmp_path):
+    report = model_report(tmp_path)
+    full = render("text", report, PLAIN)
+    quiet = render("text", report, RenderOptions(width=100, quiet=True))
+    assert "breakscan 0.1.0" in full and "findings by rule" in full
+    for chrome in ("breakscan 0.1.0", "findings by rule", "Graph 1", "target M()", "0 errors"):
+        assert chrome not in quiet, chrome
+    heads = [line for line in quiet.splitlines() if line.startswith(f"  {tmp_path / 'model.py'}:")]
+    assert len(heads) == len(report.findings) and "BS101 tensor-item  error" in heads[0]
 
 
 def test_empty_report():
     from breakscan.model import Report
 
     text = render("text", Report(version="0.1.0", files=3), PLAIN)
-    assert _lines(text)[-1] == "0 findings (0 confirmed, 0 missed by the lint) · 0 errors · 3 files · 0 targets"
+    assert _lines(text)[-1] == "0 findings · 0 errors · 3 files"
 
 
 def test_long_code_and_diff_lines_are_cut_not_wrapped(tmp_path):
