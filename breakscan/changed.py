@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from breakscan.exits import UsageError
-from breakscan.files import DEFAULT_EXCLUDE, is_excluded
+from breakscan.files import DEFAULT_EXCLUDE, SCANNED_SUFFIXES, is_excluded
 
 
 def _git(arguments: list[str], cwd: str, ref: str) -> str:
@@ -34,7 +34,7 @@ def changed_files(paths: list[str], ref: str, exclude: tuple[str, ...] = ()) -> 
     selected = []
     for name in names:
         full = os.path.join(root, name)
-        if not name.endswith(".py") or not os.path.isfile(full):
+        if not name.endswith(SCANNED_SUFFIXES) or not os.path.isfile(full):
             continue
         if full in wanted or any(full.startswith(folder.rstrip(os.sep) + os.sep)
                                  and not is_excluded(full, patterns, folder) for folder in wanted):

@@ -14,6 +14,7 @@ from breakscan import __version__
 from breakscan.config import Config, ConfigError, find_config, load_config
 from breakscan.exits import EXIT_CLEAN, EXIT_ERROR, UsageError
 from breakscan.model import FileError, Report, TargetSpec
+from breakscan.notebook import is_notebook, remember_code
 from breakscan.report import RenderOptions, render
 from breakscan.selectors import selector_problem
 
@@ -181,6 +182,7 @@ def check_command(args: argparse.Namespace) -> int:
             cache = open_cache(config)
         outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
                              unreachable=args.unreachable, follow=args.follow)
+    remember_code(outcome.files)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
     if not args.static and not stdin_name:
@@ -204,8 +206,9 @@ def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
 
 def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
     """Run the targets given, declared, or (for files named directly) zero-setup ones."""
-    named_files = {os.path.abspath(p) for p in args.paths if os.path.isfile(p)}
-    candidates = [p for p in outcome.files if p in outcome.declaring_targets or os.path.abspath(p) in named_files]
+    named_files = {os.path.abspath(p) for p in args.paths if os.path.isfile(p) and not is_notebook(p)}
+    candidates = [p for p in outcome.files if not is_notebook(p)
+                  and (p in outcome.declaring_targets or os.path.abspath(p) in named_files)]
     if args.entry:
         candidates = outcome.files[:1]
     if not candidates:

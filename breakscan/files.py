@@ -7,7 +7,9 @@ import os
 from dataclasses import dataclass, field
 
 from breakscan.model import FileError
+from breakscan.notebook import NOTEBOOK_SUFFIX
 
+SCANNED_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
                    ".pytest_cache", ".ruff_cache", "build", "dist", "node_modules", ".breakscan_cache", "*.egg-info")
 
@@ -32,7 +34,7 @@ def is_excluded(path: str, patterns: tuple[str, ...], top: str | None = None) ->
 
 
 def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> Collected:
-    """Files named directly are always scanned; folders are walked for `*.py`, minus exclusions."""
+    """Files named directly are always scanned; folders are walked for `*.py` and `*.ipynb`, minus exclusions."""
     result = Collected()
     seen: set[str] = set()
     patterns = DEFAULT_EXCLUDE + tuple(exclude)
@@ -70,7 +72,7 @@ def _walk(top: str, patterns: tuple[str, ...], seen: set[str], result: Collected
         subdirs[:] = sorted(d for d in subdirs if not is_excluded(os.path.join(directory, d), patterns, top))
         for filename in sorted(filenames):
             path = os.path.join(directory, filename)
-            if not filename.endswith(".py") or is_excluded(path, patterns, top):
+            if not filename.endswith(SCANNED_SUFFIXES) or is_excluded(path, patterns, top):
                 continue
             if os.path.islink(path) and not os.path.exists(path):
                 result.errors.append(FileError(path, "broken symbolic link"))

@@ -37,11 +37,13 @@ def project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_exit_0_when_clean(project):
     result = breakscan("--static", "--no-cache", str(project / "good.py"))
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_exit_1_with_findings_and_check_is_the_default_command(project):
     plain = breakscan("--static", "--no-cache", str(project))
     explicit = breakscan("check", "--static", "--no-cache", str(project))
@@ -50,6 +52,7 @@ def test_exit_1_with_findings_and_check_is_the_default_command(project):
     assert "BS101" in plain.stdout
 
 
+@pytest.mark.slow  # starts breakscan processes
 @pytest.mark.parametrize("args", [["--format", "nope", "x.py"], ["--jobs", "0", "x.py"], [], ["check"],
                                   ["--inputs", "1", "x.py"], ["rules", "BS999"], ["--config", "missing.toml", "."]])
 def test_exit_2_on_usage_errors(project, args):
@@ -59,6 +62,7 @@ def test_exit_2_on_usage_errors(project, args):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_json_follows_the_contract(project):
     result = breakscan("--static", "--no-cache", "--format", "json", str(project))
     report = json.loads(result.stdout)
@@ -75,23 +79,27 @@ def test_json_follows_the_contract(project):
     assert report["summary"] == {"files": 2, "findings": 1, "errors": 0, "targets": 0}
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_paths_are_reported_as_reached_from_the_path_given(project):
     result = breakscan("--static", "--no-cache", "--format", "concise", ".", cwd=project)
     assert result.stdout.startswith("./bad.py:5:16: BS101 ")
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_concise_format(project):
     result = breakscan("--static", "--no-cache", "--format", "concise", str(project / "bad.py"))
     assert result.stdout.splitlines() == [f"{project / 'bad.py'}:5:16: BS101 "
                                           "`.item()` copies a tensor value into Python: the graph breaks here"]
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_text_format_without_colour_when_piped(project):
     result = breakscan("--static", "--no-cache", str(project / "bad.py"))
     assert "\x1b[" not in result.stdout
     assert "BS101" in result.stdout
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_output_file(project):
     out = project / "report.json"
     result = breakscan("--static", "--no-cache", "--format", "json", "-o", str(out), str(project))
@@ -99,12 +107,14 @@ def test_output_file(project):
     assert json.loads(out.read_text())["summary"]["findings"] == 1
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_select_and_ignore(project):
     assert breakscan("--static", "--no-cache", "--ignore", "BS1", str(project)).returncode == 0
     assert breakscan("--static", "--no-cache", "--select", "BS2", str(project)).returncode == 0
     assert breakscan("--static", "--no-cache", "--select", "BS101", str(project)).returncode == 1
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_rules_command(project):
     listing = breakscan("rules")
     assert listing.returncode == 0 and "BS101" in listing.stdout and "tensor-item" in listing.stdout
@@ -114,6 +124,7 @@ def test_rules_command(project):
     assert json.loads(breakscan("rules", "--format", "json").stdout)[0]["id"]
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_version():
     result = breakscan("--version")
     assert result.returncode == 0 and result.stdout.startswith("breakscan ")

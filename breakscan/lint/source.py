@@ -7,6 +7,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from breakscan.notebook import NotebookError, is_notebook, notebook_code
+
 # CPython refuses more than 200 nested brackets; libcst's native parser can overflow its stack
 # (and segfault) long before it reports that, so we check first.
 MAX_BRACKET_DEPTH = 200
@@ -50,7 +52,21 @@ def read_source(path: str) -> Source:
         raise SourceError(f"cannot read file: {error.strerror or error}") from None
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")
-    return Source(path, decode_source(data), data)
+    return Source(path, notebook_source(data) if is_notebook(path) else decode_source(data), data)
+
+
+def notebook_source(data: bytes) -> str:
+    """A notebook's code cells as one module (see breakscan/notebook.py)."""
+    try:
+        text = notebook_code(data.decode("utf-8")).text
+    except UnicodeDecodeError as error:
+        raise SourceError(f"not a valid notebook: cannot decode as utf-8: {error.reason}") from None
+    except NotebookError as error:
+        raise SourceError(str(error)) from None
+    if "\0" in text:
+        raise SourceError("source contains a NUL byte")
+    check_bracket_depth(text.encode("utf-8", "surrogatepass"))
+    return text
 
 
 def decode_source(data: bytes) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from breakscan.model import Report
+from breakscan.notebook import location
 
 # Ids for entries that are not rule findings: a file that could not be analysed, a failed target.
 FILE_ERROR_ID = "E999"
@@ -17,11 +18,11 @@ def one_line(text: str) -> str:
 def render(report: Report, options) -> str:
     lines = []
     for error in report.errors:
-        where = f"{error.path}:{error.line or 1}:{error.column or 1}"
+        where = location(error.path, error.line or 1, error.column or 1)
         lines.append(f"{where}: {FILE_ERROR_ID} {one_line(error.message)}")
     for finding in report.findings:
         status = "" if finding.status == "static-only" else f" [{finding.status}]"
-        where = f"{finding.path}:{finding.span.line}:{finding.span.column}"
+        where = location(finding.path, finding.span.line, finding.span.column)
         lines.append(f"{where}: {finding.rule} {one_line(finding.message)}{status}")
     for target in report.targets:
         if target.status not in ("ok", "skipped"):

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 
 from breakscan.model import Break, Edit, FileError, Finding, Frame, Report, TargetResult, Verification
+from breakscan.notebook import cell_position
 from breakscan.report.graph import EXPORTERS, build_chain, chain_dict
 
 
@@ -22,6 +23,7 @@ def finding_dict(finding: Finding) -> dict:
         "column": finding.span.column,
         "end_line": finding.span.end_line,
         "end_column": finding.span.end_column,
+        **cell_dict(finding),
         "message": finding.message,
         "gb_ids": list(finding.gb_ids),
         "severity": finding.severity,
@@ -35,6 +37,12 @@ def finding_dict(finding: Finding) -> dict:
             "package": finding.library.package,
             "reached_from": None if finding.library.reached_from is None else frame_dict(finding.library.reached_from)},
     }
+
+
+def cell_dict(finding: Finding) -> dict:
+    """In a notebook: the code cell holding the finding and its line there (null elsewhere)."""
+    cell = cell_position(finding.path, finding.span.line)
+    return {"cell": cell[0] if cell else None, "cell_line": cell[1] if cell else None}
 
 
 def frame_dict(frame: Frame) -> dict:

@@ -13,6 +13,7 @@ import pathlib
 from urllib.parse import quote
 
 from breakscan.model import FileError, Finding, Frame, Report, Span
+from breakscan.notebook import cell_position
 from breakscan.rule_docs import RuleDoc, all_rule_docs
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -72,6 +73,10 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
         "properties": {"gbIds": list(finding.gb_ids), "status": finding.status, "chain": list(finding.chain),
                        "count": finding.count, "target": finding.target},
     }
+    cell = cell_position(finding.path, finding.span.line)
+    if cell is not None:  # a notebook: the region counts lines over its code cells joined
+        result["properties"].update(cell=cell[0], cellLine=cell[1])
+        result["locations"][0]["message"] = {"text": f"cell {cell[0]}, line {cell[1]}"}
     if finding.rule in rule_index:
         result["ruleIndex"] = rule_index[finding.rule]
     if len(finding.chain) > 1:

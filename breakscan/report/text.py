@@ -20,6 +20,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from breakscan.model import Finding, Report, Verification
+from breakscan.notebook import location
 from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines
@@ -41,7 +42,7 @@ def render(report: Report, options) -> str:
     if not options.quiet:
         console.print(_banner(report))
     for error in report.errors:
-        where = f"{error.path}:{error.line}:{error.column}" if error.line else error.path
+        where = location(error.path, error.line, error.column) if error.line else error.path
         console.print(Text.assemble((where, "bold"), ": ", ("error", "bold red"), f": {error.message}"))
     if options.quiet:
         _findings_only(console, view)
@@ -178,8 +179,8 @@ def _node_label(node) -> Text:
 def _finding(console: Console, view: Overview, index: int, full_path: bool = False) -> None:
     finding = view.report.findings[index]
     head = Text("  ")
-    path = finding.path if full_path else os.path.basename(finding.path)
-    head.append(f"{path}:{finding.span.line}:{finding.span.column}", style="bold")
+    shown = finding.path if full_path else os.path.basename(finding.path)
+    head.append(location(finding.path, finding.span.line, finding.span.column, name=shown), style="bold")
     if full_path:  # no rule heading above it
         head.append(f"  {finding.rule} {finding.name}", style="bold")
     head.append(f"  {finding.severity}")

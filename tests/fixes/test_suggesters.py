@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from breakscan.config import Config
 from breakscan.fixes import attach_fixes
 from breakscan.lint.linter import lint_paths
@@ -211,6 +213,7 @@ def test_a_rule_span_gives_the_same_fix_as_the_line():
     assert checked >= 5
 
 
+@pytest.mark.slow  # starts a Python process
 def test_fixes_never_import_torch():
     case = load_cases()[0]
     code = ("import sys; from tests.fixes.fixtures import load_cases; from breakscan.fixes import attach_fixes; "

@@ -117,6 +117,7 @@ def test_unreadable_file_as_root(tmp_path, monkeypatch):
     assert "permission denied" in errors_by_file(scan(tmp_path))["secret.py"].message
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_cli_reports_errors_in_json_without_traceback(tmp_path):
     (tmp_path / "bad.py").write_text("def f(:\n")
     (tmp_path / "nul.py").write_bytes(b"\x00")
@@ -128,11 +129,13 @@ def test_cli_reports_errors_in_json_without_traceback(tmp_path):
     assert report["summary"] == {"files": 3, "findings": 1, "errors": 2, "targets": 0}
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_missing_path_is_a_usage_error(tmp_path):
     result = run_cli("--static", str(tmp_path / "nope.py"))
     assert result.returncode == 2 and "path not found" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_static_mode_never_imports_the_scanned_code(tmp_path):
     marker = tmp_path / "imported.marker"
     (tmp_path / "model.py").write_text(

@@ -103,6 +103,7 @@ def test_follow_never_reads_torch_nor_packages_dynamo_skips():
         assert not policy.follows("numpy", from_project=True)
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_the_cache_notices_a_module_that_appears(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(PROJECTS / "scripts", project)
@@ -119,6 +120,7 @@ def test_the_cache_notices_a_module_that_appears(tmp_path):
     assert findings() == [("helpers.py", 2)]
 
 
+@pytest.mark.slow  # starts breakscan processes
 def test_cli_reports_the_library_and_the_way_in(tmp_path):
     entry = (PROJECTS / "uses_library/my_models.py").relative_to(ROOT)
     environment = {**os.environ, "PYTHONPATH": str(SITE_PACKAGES), "BREAKSCAN_CACHE_DIR": str(tmp_path)}
