@@ -283,7 +283,7 @@ def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
         values[param.name.value] = _parameter_kind(param)
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
-            values[star.name.value] = v.TENSORS
+            values[star.name.value] = v.UNKNOWN  # whatever the caller passes: not known to be tensors
     return values
 
 
@@ -346,9 +346,15 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     if isinstance(node.params.star_arg, cst.Param):
         extra = [kind for site in sites for kind in site.arguments[len(positional):]]
         holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for kind in extra)
-        merged[node.params.star_arg.name.value] = v.TENSORS if holds_tensors else v.OTHER
+        spread = any(site.spreads for site in sites)
+        merged[node.params.star_arg.name.value] = v.TENSORS if holds_tensors else v.UNKNOWN if spread else v.OTHER
     if node.params.star_kwarg is not None:
-        merged[node.params.star_kwarg.name.value] = v.TENSORS
+        named = set(by_name)
+        extra = [kind for site in sites for keyword, kind in site.keywords.items() if keyword not in named]
+        if any(kind in (v.TENSOR, v.TENSORS) for kind in extra):
+            merged[node.params.star_kwarg.name.value] = v.TENSORS
+        else:  # what a `**spread` at a call site holds is not known
+            merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
     return merged
 
 

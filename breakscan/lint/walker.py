@@ -50,6 +50,7 @@ class CallSite:
     node: cst.Call
     in_loop: bool = False
     order: int = 0
+    spreads: bool = False  # passes `*args` or `**kwargs` on: what they hold is not known here
 
 
 @dataclass
@@ -386,7 +387,7 @@ class RegionWalker(cst.CSTVisitor):
     def _element_of(value: v.Value) -> v.Value:
         if value in (v.TENSOR, v.TENSORS):
             return v.TENSOR
-        return value if isinstance(value, v.ModuleValue) else v.OTHER
+        return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
 
     def _bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         if isinstance(iterable, cst.Call) and self.qualname(iterable.func) in ("builtins.enumerate", "builtins.zip"):
@@ -421,9 +422,7 @@ class RegionWalker(cst.CSTVisitor):
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
             self.walk(node.test)
-            self.walk(node.body)
-            if node.orelse is not None:
-                self.walk(node.orelse)
+            self._walk_branches(node.test, node.body, node.orelse)
         elif outcome:
             self.walk(node.body)
         elif node.orelse is not None:
@@ -433,9 +432,38 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_ifexp(self, node: cst.IfExp) -> bool:
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
-            return True
+            self.walk(node.test)
+            self._walk_branches(node.test, node.body, node.orelse)
+            return False
         self.walk(node.body if outcome else node.orelse)
         return False
+
+    def _walk_branches(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
+        """Each branch in its own environment, narrowed by the test (`isinstance`, `is None`, an
+        optional's truthiness); where both go on, their bindings are joined. A branch that always
+        leaves (`return`, `raise`, `continue`, `break`) leaves only the other's bindings behind."""
+        before = dict(self.bindings)
+        when_true, when_false = narrowings(test, self)
+        self._replace_bindings({**before, **when_true})
+        self.walk(body)
+        after_body, body_leaves = self.bindings, always_leaves(body)
+        self._replace_bindings({**before, **when_false})
+        if orelse is not None:
+            self.walk(orelse)
+        after_else, else_leaves = self.bindings, orelse is not None and always_leaves(orelse)
+        if body_leaves and not else_leaves:
+            self._replace_bindings(after_else)
+        elif else_leaves and not body_leaves:
+            self._replace_bindings(after_body)
+        else:
+            self._replace_bindings({name: v.join(after_body[name], after_else[name])
+                                    if name in after_body and name in after_else
+                                    else after_body.get(name, after_else.get(name, v.OTHER))
+                                    for name in {**after_body, **after_else}})
+
+    def _replace_bindings(self, bindings: dict[str, v.Value]) -> None:
+        self.bindings = bindings
+        self._memo.clear()
 
     def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
         """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards)."""
@@ -576,7 +604,77 @@ class RegionWalker(cst.CSTVisitor):
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
         self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
-                                          order=next(self.events)))
+                                          order=next(self.events), spreads=any(a.star for a in node.args)))
+
+
+_LEAVING = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def always_leaves(block: cst.CSTNode) -> bool:
+    """Whether a branch never falls through to the code after its `if`."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.Else)) else None
+    if isinstance(block, cst.Else):
+        return always_leaves(block.body)
+    if isinstance(block, cst.If):
+        return always_leaves(block.body) and block.orelse is not None and always_leaves(block.orelse)
+    if isinstance(block, cst.SimpleStatementSuite):
+        return any(isinstance(small, _LEAVING) for small in block.body)
+    if not isinstance(body, (list, tuple)) or not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, _LEAVING) for small in last.body)
+    if isinstance(last, cst.If):
+        return always_leaves(last)
+    return False
+
+
+# `isinstance(x, T)`: what x is in the branch where it holds.
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_PYTHON_CLASSES = frozenset({f"builtins.{name}" for name in (
+    "int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "frozenset", "complex", "slice")})
+
+
+def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[str, v.Value], dict[str, v.Value]]:
+    """Names the test pins down: (their values where it is true, where it is false)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        when_true, when_false = narrowings(test.expression, walker)
+        return when_false, when_true
+    if isinstance(test, cst.BooleanOperation):
+        left, right = narrowings(test.left, walker), narrowings(test.right, walker)
+        if isinstance(test.operator, cst.And):  # both hold where it is true
+            return {**left[0], **right[0]}, {}
+        return {}, {**left[1], **right[1]}  # neither holds where an `or` is false
+    if isinstance(test, cst.Name):
+        if walker.bindings.get(test.value) == v.MAYBE_TENSOR:  # `if mask:` on an optional tensor
+            return {test.value: v.TENSOR}, {}
+        return {}, {}
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        name, comparison = test.left.value, test.comparisons[0]
+        if isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
+            current = walker.bindings.get(name, v.OTHER)
+            not_none = v.TENSOR if current == v.MAYBE_TENSOR else current
+            if isinstance(comparison.operator, cst.Is):
+                return {name: v.OTHER}, {name: not_none}
+            if isinstance(comparison.operator, cst.IsNot):
+                return {name: not_none}, {name: v.OTHER}
+        return {}, {}
+    if isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name):
+        called = walker.qualname(test.func)
+        name = test.args[0].value.value
+        if called == "builtins.isinstance":
+            classes = test.args[1].value
+            options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+            qualified = {walker.qualname(option) for option in options}
+            if qualified <= _TENSOR_CLASSES:
+                current = walker.bindings.get(name, v.OTHER)
+                return {name: v.TENSOR}, {name: v.OTHER if current in (v.TENSOR, v.MAYBE_TENSOR) else current}
+            if qualified <= _PYTHON_CLASSES:
+                return {name: v.OTHER}, {}
+    if isinstance(test, cst.Call) and len(test.args) == 1 and isinstance(test.args[0].value, cst.Name):
+        if walker.qualname(test.func) == "builtins.callable":
+            return {test.args[0].value.value: v.OTHER}, {}
+    return {}, {}
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

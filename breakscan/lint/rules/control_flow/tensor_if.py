@@ -39,6 +39,16 @@ class TensorIf(Rule):
             import torch
 
             @torch.compile
+            def fn(x, t):
+                if isinstance(t, torch.Tensor):
+                    if t.sum() > 0:  # break
+                        return x * t
+                return x
+        """, inputs="(torch.randn(8), torch.randn(8))"),
+        Example("""
+            import torch
+
+            @torch.compile
             def fn(x):
                 if x.sum() > 0:  # break
                     return x * 2
@@ -109,6 +119,28 @@ class TensorIf(Rule):
                         x = x.masked_fill(mask, 0.0)
                     if self.training:
                         x = x * 2
+                    return x
+        """, entry="Model()"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x, t):
+                if isinstance(t, torch.Tensor):
+                    return x * t
+                if t > 0.5:  # past the return, `t` is not a tensor
+                    return x * 2
+                return x
+        """, inputs="(torch.randn(8), 0.75)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def forward(self, x, **options):
+                    repeats = options.get("repeats", 1)
+                    if repeats > 1:  # a keyword option, not tensor data
+                        x = x.repeat(repeats)
                     return x
         """, entry="Model()"),
     )

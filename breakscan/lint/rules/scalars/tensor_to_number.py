@@ -68,6 +68,17 @@ class TensorToNumber(Rule):
             import torch
 
             @torch.compile
+            def fn(x, scale):
+                if not isinstance(scale, (int, float)):
+                    scale = scale.mean()
+                else:
+                    scale = float(scale)  # `scale` is a Python number on this branch
+                return x * scale
+        """, inputs="(torch.randn(8), 0.5)"),
+        Example("""
+            import torch
+
+            @torch.compile
             def fn(x):
                 n = int(x.shape[0])
                 return x * float(x.size(0)) + n

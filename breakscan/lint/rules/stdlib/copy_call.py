@@ -147,6 +147,9 @@ def _holds_tensors(node: cst.BaseExpression, ctx) -> bool:
 def _is_mutable_container(node: cst.BaseExpression, ctx) -> bool:
     if isinstance(node, _CONTAINER_DISPLAYS):
         return True
+    keywords = ctx.function.node.params.star_kwarg
+    if isinstance(node, cst.Name) and isinstance(keywords, cst.Param) and node.value == keywords.name.value:
+        return True  # `**options` is always a dict, whatever its values are
     return isinstance(node, cst.Call) and ctx.qualname(node.func) in _CONTAINER_BUILDERS
 
 
