@@ -13,7 +13,8 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from breakscan import __version__
 from breakscan.confirm.attribute import UserFiles, project_root

@@ -23,3 +23,10 @@ def test_readme_has_the_two_setup_commands_and_ci_runs_the_test_command():
 def test_readme_lists_every_rule():
     for rule in all_rules():
         assert f"| {rule.id} | `{rule.name}` |" in README, rule.id
+
+
+def test_ci_runs_ruff_and_mypy_from_the_test_extra():
+    ci_script = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "ruff check ." in ci_script and "mypy" in ci_script
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"ruff>=' in pyproject and '"mypy>=' in pyproject and "[tool.ruff.lint]" in pyproject

@@ -14,9 +14,9 @@ import os
 import re
 import sysconfig
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 from breakscan.confirm.capture import BreakEvent, GraphEvent, parse_message
 from breakscan.confirm.registry import Registry

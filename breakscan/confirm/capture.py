@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field
-from typing import Iterator
 
 from breakscan.model import Frame
 

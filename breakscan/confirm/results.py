@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from breakscan.confirm.attribute import UserFiles, graph_infos, merge_breaks
 from breakscan.confirm.capture import BreakEvent, GraphEvent

@@ -13,8 +13,8 @@ import queue
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from breakscan.confirm.attribute import project_root
 from breakscan.confirm.process import STARTUP_SECONDS, WorkerDied, WorkerProcess, WorkerTimeout, environment

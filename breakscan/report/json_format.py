@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from breakscan.model import Break, Edit, FileError, Finding, Frame, Report, TargetResult, Verification
@@ -69,7 +70,7 @@ def break_dict(item: Break) -> dict:
     }
 
 
-def target_dict(target: TargetResult, findings: list[Finding] = (), graph_format: str | None = None) -> dict:
+def target_dict(target: TargetResult, findings: Sequence[Finding] = (), graph_format: str | None = None) -> dict:
     """`graph`: the target's chain of graphs and breaks (see report/graph.py); with a graph
     format, also that picture as text under the format's name."""
     chain = build_chain(target, list(findings))

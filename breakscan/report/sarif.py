@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+from typing import Any
 from urllib.parse import quote
 
 from breakscan.model import FileError, Finding, Frame, Report, Span
@@ -65,7 +66,7 @@ def _rule(doc: RuleDoc) -> dict:
 
 
 def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},

@@ -19,13 +19,21 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from breakscan.model import Finding, Report, Verification
+from breakscan.model import Finding, Fix, Report, Verification
 from breakscan.notebook import location
-from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
+from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, Node, TargetChain, short_label
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines
-from breakscan.report.summary import (FileSection, Overview, call_chain, delta_text, library_origin, overview, plural,
-                                      rule_rows)
+from breakscan.report.summary import (
+    FileSection,
+    Overview,
+    call_chain,
+    delta_text,
+    library_origin,
+    overview,
+    plural,
+    rule_rows,
+)
 
 _CONTEXT = 2  # lines of code shown above a finding
 _CHAIN_HEAD, _CHAIN_TAIL = 12, 4  # a long chain shows its start and end
@@ -154,8 +162,10 @@ def _chain_tree(chain: TargetChain) -> Tree:
         graphs = sum(isinstance(n, GraphNode) for n in skipped)
         breaks = sum(isinstance(n, BreakNode) for n in skipped)
         gap = Text(f"… {plural(graphs, 'more graph')} and {plural(breaks, 'more break')} …", style="dim")
-        nodes = [*nodes[:_CHAIN_HEAD], gap, *nodes[-_CHAIN_TAIL:]]
-    for node in nodes:
+        shown: list[Node | Text] = [*nodes[:_CHAIN_HEAD], gap, *nodes[-_CHAIN_TAIL:]]
+    else:
+        shown = list(nodes)
+    for node in shown:
         tree.add(node if isinstance(node, Text) else _node_label(node))
     return tree
 
@@ -209,7 +219,7 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
         for hint in brk.hints[:_HINTS]:
             console.print(_para(f"hint: {hint}"))
     if finding.fix is not None:
-        _fix(console, finding)
+        _fix(console, finding.fix)
 
 
 def _code_frame(finding: Finding) -> Group:
@@ -231,8 +241,7 @@ def _code_frame(finding: Finding) -> Group:
     return Group(*rows)
 
 
-def _fix(console: Console, finding: Finding) -> None:
-    fix = finding.fix
+def _fix(console: Console, fix: Fix) -> None:
     console.print(_para(Text.assemble(("fix: ", "bold green"), fix.summary)))
     if not fix.diff:
         return

@@ -14,8 +14,15 @@ from breakscan.lint.engine import UnitResult
 from breakscan.lint.suppress import Suppression
 from breakscan.model import Edit, FileError, Finding, Fix, Span
 from breakscan.plain_json import from_plain, to_plain
-from tests.integrations.helpers import (BREAKING, CLEAN, HELPER_BREAKING, HELPER_CLEAN, MODEL_USING_HELPER,
-                                        breakscan, cli)
+from tests.integrations.helpers import (
+    BREAKING,
+    CLEAN,
+    HELPER_BREAKING,
+    HELPER_CLEAN,
+    MODEL_USING_HELPER,
+    breakscan,
+    cli,
+)
 
 
 @pytest.fixture
@@ -42,7 +49,7 @@ def project(tmp_path):
     return source
 
 
-def lint(project, cache_dir, config=Config(), **options):
+def lint(project, cache_dir, config=Config(), **options):  # noqa: B008 - Config is immutable
     outcome = linter.lint_paths([str(project)], config, jobs=1, cache=LintCache(str(cache_dir)), **options)
     return sorted((os.path.basename(f.path), f.line, f.rule, f.chain) for f in outcome.findings)
 

@@ -1,6 +1,6 @@
 """The parse cache keeps the files many units ask for (a package's `functional.py`) over the others."""
 
-from breakscan.lint.engine import _Parsed, _ParseCache
+from breakscan.lint.engine import _ParseCache, _Parsed
 
 
 def parsed(path: str, lines: int) -> _Parsed:
