@@ -1,0 +1,111 @@
+"""The catalogue of what TorchDynamo breaks on (breakscan/lint/data/catalogue.json, written by
+`python bench/catalogue.py --write`): its shape, its lookups, and a sample of it probed again
+under the installed TorchDynamo, which must agree with what is stored."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from breakscan.lint import catalogue
+from tests.helpers import ROOT
+
+CATEGORIES = {"tensor-method", "tensor-attribute", "tensor-operator", "torch", "functional", "builtin", "stdlib",
+              "numpy", "construct"}
+RESULTS = {"tensor", "int", "float", "bool", "size", "tuple", "list", "dict", "none", "str", "ndarray", "other",
+           "error", "unknown"}
+# (key, call, config): tensor methods, an operator, builtins, stdlib, numpy, constructs and a config variant.
+SAMPLE = [
+    ("torch.Tensor.item", "s.item()", "default"),
+    ("torch.Tensor.item", "s.item()", "capture_scalar_outputs = True"),
+    ("torch.Tensor.size", "x.size(0)", "default"),
+    ("torch.Tensor.tolist", "x.tolist()", "default"),
+    ("torch.Tensor.__getitem__", "x[m]", "default"),
+    ("builtins.print", "print(x)", "default"),
+    ("builtins.len", "len(x)", "default"),
+    ("math.sqrt", "math.sqrt(s)", "default"),
+    ("random.random", "random.random()", "default"),
+    ("numpy.sqrt", "np.sqrt(x.shape[0])", "default"),
+    ("construct:class-in-compiled", "a class defined inside the compiled function", "default"),
+    ("construct:generator-function", "a generator function (yield) consumed in compiled code", "default"),
+]
+
+
+def stored(key: str, call: str, config: str) -> catalogue.Entry:
+    return next(e for e in catalogue.entries(key, config=config) if e.call == call)
+
+
+def test_the_data_loads_with_its_torch_version():
+    data = catalogue.load()
+    assert data.torch.startswith("2.13"), "regenerate with `python bench/catalogue.py --write` for this torch"
+    assert len(data.entries) > 1000 and data.not_probed
+    assert {e.category for e in data.entries} == CATEGORIES
+    for entry in data.entries:
+        assert entry.result in RESULTS, entry
+        assert entry.breaks == bool(entry.gb_ids), entry
+        first, last = entry.lines
+        assert 1 <= first <= last <= entry.source.count("\n"), entry
+        assert "def probe(" in entry.source and entry.inputs.startswith("(")
+
+
+def test_every_tensor_method_is_probed_or_says_why():
+    methods = {e.key for e in catalogue.load().entries if e.category in ("tensor-method", "tensor-attribute")}
+    skipped = {key for category, key, _ in catalogue.load().not_probed if category.startswith("tensor")}
+    assert not methods & skipped
+    assert {"torch.Tensor.item", "torch.Tensor.size", "torch.Tensor.shape"} <= methods
+    assert catalogue.not_probed("torch.Tensor.set_")
+
+
+def test_lookups_answer_with_results_and_breaks():
+    assert catalogue.tensor_method("item").breaks and catalogue.tensor_method("item").gb_ids == ("GB0124",)
+    assert not catalogue.tensor_method("item", config="capture_scalar_outputs = True").breaks
+    assert catalogue.tensor_method("size").result == "size"
+    assert [e.result for e in catalogue.entries("torch.Tensor.size")] == ["size", "int"]
+    assert catalogue.tensor_method("dim").result == "int"
+    assert catalogue.tensor_method("shape").result == "size"
+    assert catalogue.call("builtins.print").breaks
+    assert catalogue.call("builtins.len", args="tensor").result == "int"
+    assert catalogue.call("math.sqrt", args="tensor").breaks
+    assert not catalogue.call("math.sqrt", args="python").breaks
+    assert catalogue.call("torch.nn.functional.relu").result == "tensor"
+    assert catalogue.construct("tensor-if").breaks
+    assert catalogue.call("no.such.function") is None and catalogue.tensor_method("no_such_method") is None
+
+
+def test_the_data_file_is_package_data():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "data/*.json" in config["tool"]["setuptools"]["package-data"]["breakscan.lint"]
+
+
+@pytest.mark.slow
+def test_reading_the_catalogue_does_not_import_torch():
+    code = "import sys; from breakscan.lint import catalogue; catalogue.load(); print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.strip() == "False"
+
+
+def bench_catalogue():
+    spec = importlib.util.spec_from_file_location("bench_catalogue", ROOT / "bench" / "catalogue.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_a_sample_probed_again_agrees_with_the_stored_data():
+    torch = pytest.importorskip("torch")
+    if not torch.__version__.startswith(catalogue.torch_version()[:4]):
+        pytest.skip(f"the catalogue is for torch {catalogue.torch_version()}, this is {torch.__version__}")
+    bench = bench_catalogue()
+    entries = [stored(*identity) for identity in SAMPLE]
+    probes = [bench.Probe(e.key, e.category, e.call, e.args, e.source, e.inputs, e.lines, e.config) for e in entries]
+    fresh = bench.run_probes(probes)  # one batch
+    for entry, again in zip(entries, fresh):
+        assert again["status"] == entry.status, (entry.call, again.get("error"))
+        assert (again["breaks"], tuple(again["gb_ids"]), again["result"], again["items"]) == (
+            entry.breaks, entry.gb_ids, entry.result, entry.items), entry.call
