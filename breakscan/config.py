@@ -7,6 +7,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
+from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings, from_config_table
 from breakscan.selectors import selector_problem
 
 
@@ -26,6 +27,9 @@ class Config:
     src: tuple[str, ...] = ()
     # Installed packages whose code compiled calls are followed into (`--follow` follows every one).
     follow: tuple[str, ...] = ()
+    # `[tool.breakscan.dynamo]`: TorchDynamo settings the project makes at run time, outside the
+    # scanned code (`capture_scalar_outputs = true`, `reorderable_logging_functions = ["builtins.print"]`).
+    dynamo: DynamoSettings = NO_SETTINGS
     path: str | None = None  # where it was read from
     # Where relative `exclude` and `per-file-ignores` patterns are anchored.
     base: str = "."
@@ -46,7 +50,7 @@ class Config:
 
 
 _KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore", "unreachable",
-         "src", "follow"}
+         "src", "follow", "dynamo"}
 
 
 def find_config(start: str) -> str | None:
@@ -125,6 +129,11 @@ def load_config(path: str) -> Config:
         problem = selector_problem(selectors)
         if problem:
             raise ConfigError(f"{path}: {where}: {problem}")
+    dynamo = table.get("dynamo", {})
+    if not isinstance(dynamo, dict) or not all(
+            isinstance(value, bool) or (isinstance(value, list) and all(isinstance(f, str) for f in value))
+            for value in dynamo.values()):
+        raise ConfigError(f"{path}: `dynamo` must be a table of setting = true/false or [qualified function names]")
     select = strings("select")
     return Config(
         # No `select` means every rule, which `extend-select` cannot add to; with one, it adds.
@@ -136,6 +145,7 @@ def load_config(path: str) -> Config:
         unreachable=unreachable == "info",
         src=strings("src"),
         follow=strings("follow"),
+        dynamo=from_config_table(dynamo),
         path=path,
         base=os.path.dirname(os.path.abspath(path)),
     )

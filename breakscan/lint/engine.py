@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
@@ -43,6 +44,8 @@ class LintSettings:
     roots: tuple[str, ...] = ()
     # Also report constructs in code no compiled root reaches, as "info".
     unreachable: bool = False
+    # TorchDynamo settings the project's config declares (`[tool.breakscan.dynamo]`).
+    dynamo: DynamoSettings = NO_SETTINGS
 
 
 @dataclass
@@ -200,7 +203,7 @@ class Unit:
             return
         own = self._parse(self.path, source.text, source.data)
         self.result.declares_targets = own.index.declares_targets
-        project = Project({own.index.name: own.index}, self._load_module, self.settings.roots)
+        project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo)
         handlers = _handlers(self.settings.rules)
         analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
 from breakscan.lint.traverse import find_nodes
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
-DYNAMO_CONFIG = "torch._dynamo.config."
+CONFIG_PATCH = "torch._dynamo.config.patch"
 DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo"})
 MODULE_BASES = frozenset(
     {
@@ -39,6 +40,9 @@ class FunctionInfo:
     top_statement: cst.CSTNode  # the module-level statement holding it, for positions
     class_name: str | None = None
     decorators: tuple[str, ...] = ()
+    # What its decorators say about how it is compiled: `@torch.compile(fullgraph=True)`,
+    # `@torch._dynamo.config.patch(capture_scalar_outputs=True)`.
+    compile_settings: DynamoSettings = NO_SETTINGS
 
     @property
     def key(self) -> str:
@@ -98,8 +102,10 @@ class ModuleIndex:
     # Module-level `name = call(...)`: the qualified name of what was called ("logging.getLogger");
     # "" for any other module-level assignment, which still shadows builtins of that name.
     assignments: dict[str, str] = field(default_factory=dict)
-    # Module-level `torch._dynamo.config.NAME = VALUE`: NAME -> VALUE's source ("False").
-    dynamo_config: dict[str, str] = field(default_factory=dict)
+    # `torch._dynamo.config` settings the module makes (assignments and set mutations, anywhere in it).
+    dynamo: DynamoSettings = NO_SETTINGS
+    # Qualified names passed to `torch.compile(..., fullgraph=True)`.
+    fullgraph_refs: set[str] = field(default_factory=set)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -123,7 +129,7 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     index = ModuleIndex(name=name, path=path, package=package)
     for statement in module.body:
         _index_statement(index, statement, statement)
-    if "compile" in text or "disable" in text:
+    if "compile" in text or "disable" in text or "config" in text:
         _CompileCallFinder(index).run(module)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
     return index
@@ -137,7 +143,8 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
             elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                 _index_assignment(index, small)
     elif isinstance(statement, cst.FunctionDef):
-        info = FunctionInfo(index, statement.name.value, statement, top, decorators=_decorators(index, statement))
+        info = FunctionInfo(index, statement.name.value, statement, top, decorators=_decorators(index, statement),
+                            compile_settings=_decorator_settings(index, statement))
         index.functions[info.qualname] = info
     elif isinstance(statement, cst.ClassDef):
         _index_class(index, statement, top)
@@ -156,10 +163,6 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
     for target in targets:
         if isinstance(target, cst.Name):
             index.assignments[target.value] = called
-        elif isinstance(target, cst.Attribute):
-            qualified = index.qualify(dotted_name(target)) or ""
-            if qualified.startswith(DYNAMO_CONFIG):
-                index.dynamo_config[qualified.removeprefix(DYNAMO_CONFIG)] = cst.Module(body=[]).code_for_node(node.value)
 
 
 def _blocks(statement: cst.CSTNode):
@@ -189,6 +192,31 @@ def _decorators(index: ModuleIndex, node: cst.FunctionDef | cst.ClassDef) -> tup
     return tuple(names)
 
 
+def _decorator_settings(index: ModuleIndex, node: cst.FunctionDef) -> DynamoSettings:
+    builder = SettingsBuilder()
+    fullgraph = False
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call):
+            continue
+        called = index.qualify(dotted_name(call.func))
+        if called in COMPILE_NAMES:
+            fullgraph = fullgraph or _keyword_is_true(call, "fullgraph")
+        elif called == CONFIG_PATCH:
+            for argument in call.args:
+                if argument.keyword is not None:
+                    builder.assign(argument.keyword.value, _source(argument.value))
+    return builder.build(fullgraph)
+
+
+def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword and _source(a.value) == "True" for a in call.args)
+
+
+def _source(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
 def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> None:
     bases = tuple(q for arg in node.bases if arg.keyword is None and (q := index.qualify(dotted_name(arg.value))))
     info = ClassInfo(index, node.name.value, node, bases)
@@ -198,7 +226,8 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
     for statement in node.body.body:
         if isinstance(statement, cst.FunctionDef):
             method = FunctionInfo(
-                index, f"{info.name}.{statement.name.value}", statement, top, info.name, _decorators(index, statement)
+                index, f"{info.name}.{statement.name.value}", statement, top, info.name, _decorators(index, statement),
+                _decorator_settings(index, statement)
             )
             info.methods[statement.name.value] = method
             index.functions[method.qualname] = method
@@ -279,20 +308,45 @@ def _constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[s
 
 
 class _CompileCallFinder:
-    """`torch.compile(fn)`, `torch.compile(Model())`, `f = torch.compiler.disable(g)` anywhere."""
+    """`torch.compile(fn)`, `torch.compile(Model())`, `f = torch.compiler.disable(g)` and
+    `torch._dynamo.config` settings anywhere."""
 
     def __init__(self, index: ModuleIndex):
         self.index = index
         self.instances: dict[str, str] = {}  # variable -> qualified class it was built from
+        self.settings = SettingsBuilder()
 
     def run(self, module: cst.Module) -> None:
-        for node in find_nodes(module, (cst.Assign, cst.Call)):
+        for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call)):
             if isinstance(node, cst.Assign):
                 self.visit_Assign(node)
+            elif isinstance(node, cst.AugAssign):
+                self.visit_AugAssign(node)
             else:
                 self.visit_Call(node)
+        self.index.dynamo = self.settings.build()
+
+    def _setting(self, target: cst.BaseExpression) -> str | None:
+        """NAME of a `torch._dynamo.config.NAME` expression, however torch was imported."""
+        qualified = self.index.qualify(dotted_name(target)) or ""
+        name = qualified.removeprefix(CONFIG_PREFIX)
+        return name if qualified.startswith(CONFIG_PREFIX) and "." not in name else None
+
+    def _functions(self, node: cst.BaseExpression) -> list[str | None]:
+        elements = node.elements if isinstance(node, (cst.Set, cst.List, cst.Tuple)) else [node]
+        return [self.index.qualify(dotted_name(e.value if isinstance(e, cst.BaseElement) else e)) for e in elements]
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = self._setting(node.target)
+        if name is not None and isinstance(node.operator, cst.BitOrAssign):
+            for function in self._functions(node.value):
+                self.settings.add(name, function)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            name = self._setting(target.target)
+            if name is not None:
+                self.settings.assign(name, _source(node.value))
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             called = self.index.qualify(dotted_name(node.value.func))
             if called:
@@ -303,7 +357,14 @@ class _CompileCallFinder:
                 self.index.disabled_names.add(f"{self.index.name}.{node.targets[0].target.value}")
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.index.qualify(dotted_name(node.func)) not in COMPILE_NAMES:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("add", "update") and node.args:
+            name = self._setting(func.value)
+            if name is not None:
+                for function in self._functions(node.args[0].value):
+                    self.settings.add(name, function)
+                return
+        if self.index.qualify(dotted_name(func)) not in COMPILE_NAMES:
             return
         argument = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "model"), None)
         if argument is None:
@@ -313,8 +374,9 @@ class _CompileCallFinder:
         elif isinstance(argument, cst.Attribute) and argument.attr.value == "forward":
             argument = argument.value
         name = dotted_name(argument)
-        if name in self.instances:
-            self.index.compiled_refs.add(self.instances[name])
-        elif (qualified := self.index.qualify(name)) is not None:
+        qualified = self.instances.get(name or "") or self.index.qualify(name)
+        if qualified is not None:
             self.index.compiled_refs.add(qualified)
+            if _keyword_is_true(node, "fullgraph"):
+                self.index.fullgraph_refs.add(qualified)
 

@@ -54,7 +54,8 @@ def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[st
                   unreachable: bool = False) -> LintSettings:
     """Command-line choices over the config's."""
     rules = tuple(select_rules(select or config.select, ignore + config.ignore))
-    return LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable)
+    return LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable,
+                        dynamo=config.dynamo)
 
 
 def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) -> list[tuple[str, UnitResult]]:

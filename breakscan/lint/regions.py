@@ -15,6 +15,7 @@ import libcst as cst
 import networkx as nx
 
 from breakscan.lint import values as v
+from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
@@ -48,10 +49,13 @@ class Analysis:
 
 class Project:
     def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
-                 config_roots: tuple[str, ...] = ()):
+                 config_roots: tuple[str, ...] = (), dynamo: DynamoSettings = NO_SETTINGS):
         self.modules = modules
         self._load_module = load_module
         self.config_roots = config_roots
+        self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
+        # How each root is compiled: `fullgraph=True` on the `torch.compile` call that names it.
+        self._fullgraph_roots: set[str] = set()
         self._returns: dict[str, v.Value] = {}
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
         self._passthrough: dict[str, frozenset[int] | None] = {}
@@ -188,6 +192,8 @@ class Project:
                     function = self.method(self.class_lineage(info), "forward")
                 if function is not None and not function.disabled:
                     roots[function.key] = function
+                    if reference in module.fullgraph_refs:
+                        self._fullgraph_roots.add(function.key)
         return list(roots.values())
 
     def _named_in_config(self, function: FunctionInfo) -> bool:
@@ -212,10 +218,14 @@ class Project:
                 queued.add(function.key)
                 queue.append(function)
 
+        # How each function is compiled: what holds for every root that reaches it.
+        compiled_as: dict[str, DynamoSettings] = {}
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
             parameters[root.key] = _default_parameters(root)
+            compiled_as[root.key] = root.module.dynamo.merged(root.compile_settings).merged(
+                DynamoSettings(fullgraph=root.key in self._fullgraph_roots))
             enqueue(root)
         while queue:
             function = queue.pop(0)
@@ -224,7 +234,8 @@ class Project:
             if passes.get(key, 0) >= MAX_PASSES_PER_FUNCTION:
                 continue
             passes[key] = passes.get(key, 0) + 1
-            result = RegionWalker(self, function, handlers, parameters[key]).run()
+            dynamo = self.dynamo.merged(compiled_as[key]).merged(function.module.dynamo)
+            result = RegionWalker(self, function, handlers, parameters[key], dynamo).run()
             results[key] = result
             if (result.returns, result.return_items, result.passthrough) != (
                     self._returns.get(key), self._return_items.get(key), self._passthrough.get(key)):
@@ -244,6 +255,11 @@ class Project:
                 if not callee.disabled:
                     functions[callee.key] = callee
                     sites.setdefault(callee.key, {}).setdefault(key, []).append(site)
+                    inherited = compiled_as[key] if callee.key not in compiled_as else (
+                        compiled_as[callee.key].common(compiled_as[key]))
+                    if inherited != compiled_as.get(callee.key):
+                        compiled_as[callee.key] = inherited
+                        enqueue(callee)
             for callee_key, by_caller in sites.items():
                 if key not in by_caller:
                     continue
@@ -260,7 +276,9 @@ class Project:
         results = {}
         for function in module.functions.values():
             if function.key not in analysis.results and not function.disabled:
-                results[function.key] = RegionWalker(self, function, handlers, _default_parameters(function)).run()
+                dynamo = self.dynamo.merged(module.dynamo).merged(function.compile_settings)
+                results[function.key] = RegionWalker(self, function, handlers, _default_parameters(function),
+                                                     dynamo).run()
                 analysis.functions[function.key] = function
         return results
 

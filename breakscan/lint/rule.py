@@ -52,6 +52,11 @@ class Rule:
     docs: ClassVar[str]
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
+    # TorchDynamo settings under which the construct stays in the graph: boolean flags
+    # (`capture_scalar_outputs`), and function-set settings holding the called function
+    # (`reorderable_logging_functions`). The walker drops the rule's findings where they apply.
+    captured_by: ClassVar[tuple[str, ...]] = ()
+    captured_in_sets: ClassVar[tuple[str, ...]] = ()
 
     def handlers(self) -> dict[str, object]:
         """`{"Call": bound on_Call, ...}` for the walker's dispatch table."""

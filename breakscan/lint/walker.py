@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
 from breakscan.lint.traverse import children, subtree_ids
@@ -92,6 +93,11 @@ class RegionContext:
     def loop_depth(self) -> int:
         return self._walker.loop_depth
 
+    @property
+    def dynamo(self) -> DynamoSettings:
+        """The TorchDynamo settings this code is compiled under."""
+        return self._walker.dynamo
+
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self._walker.qualname(node)
 
@@ -129,11 +135,25 @@ class RegionContext:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None) -> None:
         walker = self._walker
+        if self._captured(rule, node):
+            return
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node))
         )
+
+    def _captured(self, rule: "Rule", node: cst.CSTNode) -> bool:
+        """Whether the settings the code is compiled under keep this construct in the graph: a
+        capture flag the rule names, or the called function added to a function-set setting
+        (`reorderable_logging_functions`, `ignore_logging_functions`)."""
+        dynamo = self._walker.dynamo
+        if any(dynamo.enabled(flag) for flag in rule.captured_by):
+            return True
+        if rule.captured_in_sets and isinstance(node, cst.Call):
+            called = self.qualname(node.func)
+            return any(dynamo.holds(setting, called) for setting in rule.captured_in_sets)
+        return False
 
     def _compiled_as_own_frame(self, node: cst.CSTNode) -> bool:
         """A call into a third-party Python function (`torchvision.ops.batched_nms`): TorchDynamo
@@ -149,9 +169,10 @@ Handler = Callable[[cst.CSTNode, RegionContext], None]
 
 class RegionWalker(cst.CSTVisitor):
     def __init__(self, project: "Project", function: FunctionInfo, handlers: dict[type, list[Handler]],
-                 parameters: dict[str, v.Value]):
+                 parameters: dict[str, v.Value], dynamo: DynamoSettings = NO_SETTINGS):
         self.project = project
         self.function = function
+        self.dynamo = dynamo
         self.handlers = handlers
         self.result = FunctionResult()
         self.context = RegionContext(self)

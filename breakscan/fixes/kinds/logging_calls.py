@@ -25,12 +25,12 @@ def _logging_call(src: SourceModule, node: cst.CSTNode) -> bool:
 def _alternative(src: SourceModule, call: cst.Call) -> str:
     name = call_name(src, call) or ""
     if name == "print":
-        return ("to keep the output under torch.compile instead, let Dynamo print after the graph: "
-                "`torch._dynamo.config.reorderable_logging_functions.add(print)`")
+        return ("to keep the output under torch.compile instead, let Dynamo print after the graph (tensor and "
+                "constant arguments): `torch._dynamo.config.reorderable_logging_functions.add(print)`")
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _LEVELS and not name.startswith("logging."):
-        level = call.func.attr.value
-        return ("or have Dynamo drop these calls while tracing: "
-                f"`torch._dynamo.config.ignore_logging_functions.add(logging.Logger.{level})`")
+        # The logger's own method: TorchDynamo 2.13 does not honour `logging.Logger.<level>` in the set.
+        method = src.module.code_for_node(call.func)
+        return f"or have Dynamo drop these calls while tracing: `torch._dynamo.config.ignore_logging_functions.add({method})`"
     return "or delete the call if it was only for debugging"
 
 

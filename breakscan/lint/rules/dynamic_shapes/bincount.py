@@ -10,6 +10,7 @@ class Bincount(Rule):
     gb_ids = ("GB0036",)
     message = "`bincount`'s output length is the largest input value + 1, known only at run time: the graph breaks here"
     fix_hint = "use torch.zeros(n).index_add_(0, idx, ones) or scatter_add_ with a fixed number of bins"
+    captured_by = ("capture_dynamic_output_shape_ops",)
     docs = """
     ## What it does
     Flags `torch.bincount` and `Tensor.bincount()` in compiled code, with or without `minlength`.
@@ -51,6 +52,15 @@ class Bincount(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+            @torch.compile
+            def fn(x):
+                return torch.bincount((x.abs() * 3).long())
+        """),
         Example("""
             import torch
 

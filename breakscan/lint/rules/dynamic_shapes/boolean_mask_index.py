@@ -12,6 +12,7 @@ class BooleanMaskIndex(Rule):
     gb_ids = ("GB0036",)
     message = "indexing with a boolean mask gives a result whose size depends on the data: the graph breaks here"
     fix_hint = "keep the shape: torch.where(mask, x, 0), x * mask, x.masked_fill(~mask, 0); or assign through the mask"
+    captured_by = ("capture_dynamic_output_shape_ops",)
     docs = """
     ## What it does
     Flags reads through a boolean mask, `x[x > 0]`, `x[mask]`, `x[:, ~keep]`, where the mask is
@@ -81,6 +82,15 @@ class BooleanMaskIndex(Rule):
         """, entry="Model()", inputs="torch.randn(6, 4)"),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+            @torch.compile
+            def fn(x):
+                return x[x > 0]
+        """),
         Example("""
             import torch
 

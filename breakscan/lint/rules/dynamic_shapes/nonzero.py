@@ -22,6 +22,7 @@ class Nonzero(Rule):
     gb_ids = ("GB0036",)
     message = "the output size depends on how many elements are nonzero: the graph breaks here"
     fix_hint = "use torch.nonzero_static(x, size=...), the 3-argument torch.where, or masked_fill/multiply by the mask"
+    captured_by = ("capture_dynamic_output_shape_ops",)
     docs = """
     ## What it does
     Flags `torch.nonzero` / `Tensor.nonzero` (also `as_tuple=True`), `torch.argwhere`,
@@ -86,6 +87,15 @@ class Nonzero(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+            @torch.compile
+            def fn(x):
+                return torch.nonzero(x > 0)
+        """),
         Example("""
             import torch
 

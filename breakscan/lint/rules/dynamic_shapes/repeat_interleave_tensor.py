@@ -11,6 +11,7 @@ class RepeatInterleaveTensor(Rule):
     gb_ids = ("GB0036",)
     message = "`repeat_interleave` with tensor repeats has a data-dependent length: the graph breaks here"
     fix_hint = "pass output_size= (the known total length), or use an int repeats / expand + reshape"
+    captured_by = ("capture_dynamic_output_shape_ops",)
     docs = """
     ## What it does
     Flags `torch.repeat_interleave(x, repeats)` and `x.repeat_interleave(repeats)` when `repeats`
@@ -54,6 +55,15 @@ class RepeatInterleaveTensor(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+            @torch.compile
+            def fn(x):
+                return x.repeat_interleave((x > 0).long())
+        """),
         Example("""
             import torch
 

@@ -12,6 +12,7 @@ class Unique(Rule):
     gb_ids = ("GB0036",)
     message = "the number of distinct values is only known at run time: the graph breaks here"
     fix_hint = "avoid unique in the compiled region (precompute it outside, or work on a fixed-size one-hot/bincount)"
+    captured_by = ("capture_dynamic_output_shape_ops",)
     docs = """
     ## What it does
     Flags `torch.unique`, `torch.unique_consecutive` and the `Tensor.unique()` /
@@ -55,6 +56,15 @@ class Unique(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_dynamic_output_shape_ops = True
+
+            @torch.compile
+            def fn(x):
+                return torch.unique(x.round())
+        """),
         Example("""
             import torch
 

@@ -29,7 +29,8 @@ class LoggerCall(BranchAware, Rule):
     name = "logger-call"
     gb_ids = ("GB0291",)
     message = "`logging.Logger` methods are not supported under torch.compile: the graph breaks here"
-    fix_hint = "log outside the compiled code, or add e.g. logging.Logger.info to torch._dynamo.config.ignore_logging_functions"
+    fix_hint = "log outside the compiled code, or add the logger's method (e.g. logger.info) to torch._dynamo.config.ignore_logging_functions"
+    captured_in_sets = ("ignore_logging_functions",)
     docs = """
     ## What it does
     Flags calls of `logging.Logger` methods in compiled code: `logger.info(...)`,
@@ -58,9 +59,10 @@ class LoggerCall(BranchAware, Rule):
 
     ## Use instead
     Log outside the compiled code, or make the method a no-op under compile (the message is then
-    dropped; `reorderable_logging_functions` does not work for logger methods):
+    dropped; `reorderable_logging_functions` does not work for logger methods). Register the
+    logger's own method: TorchDynamo 2.13 does not honour `logging.Logger.debug` there.
     ```python
-    torch._dynamo.config.ignore_logging_functions.add(logging.Logger.debug)
+    torch._dynamo.config.ignore_logging_functions.add(logger.debug)
     ```
     """
     invalid = (
@@ -105,6 +107,19 @@ class LoggerCall(BranchAware, Rule):
         """),
     )
     valid = (
+        Example("""
+            import logging
+
+            import torch
+
+            logger = logging.getLogger(__name__)
+            torch._dynamo.config.ignore_logging_functions.add(logger.info)
+
+            @torch.compile
+            def fn(x):
+                logger.info("scaling")
+                return x * 2
+        """),
         Example("""
             import logging
             import torch

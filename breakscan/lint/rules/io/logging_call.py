@@ -16,7 +16,8 @@ class LoggingCall(BranchAware, Rule):
     name = "logging-module-call"
     gb_ids = ("GB4841", "GB0007", "GB6215")
     message = "calls into the `logging` module cannot be traced: the graph breaks here"
-    fix_hint = "log outside the compiled code, or add the function to torch._dynamo.config.reorderable_logging_functions"
+    fix_hint = "log outside the compiled code, or add the function to torch._dynamo.config.ignore_logging_functions"
+    captured_in_sets = ("ignore_logging_functions",)
     docs = """
     ## What it does
     Flags the `logging` module's own functions in compiled code: `logging.info(...)`,
@@ -38,12 +39,13 @@ class LoggingCall(BranchAware, Rule):
     ```
 
     ## Use instead
-    Log before calling the compiled function, or let TorchDynamo defer the call until after the
-    graph has run (no break):
+    Log before calling the compiled function, or have TorchDynamo drop the call while tracing (the
+    message is then not logged under compile; eager runs still log):
     ```python
-    torch._dynamo.config.reorderable_logging_functions.add(logging.info)   # once, at start-up
+    torch._dynamo.config.ignore_logging_functions.add(logging.info)   # once, at start-up
     ```
-    (`ignore_logging_functions.add(logging.info)` also removes the break, but drops the message.)
+    (`reorderable_logging_functions` does not help here: TorchDynamo 2.13 still fails inside the
+    logging machinery.)
     `logging.getLogger(name)` belongs at module level: `logger = logging.getLogger(__name__)`.
     """
     invalid = (
@@ -69,6 +71,18 @@ class LoggingCall(BranchAware, Rule):
         """),
     )
     valid = (
+        Example("""
+            import logging
+
+            import torch
+
+            torch._dynamo.config.ignore_logging_functions.update({logging.info})
+
+            @torch.compile
+            def fn(x):
+                logging.info("scaling")
+                return x * 2
+        """),
         Example("""
             import logging
             import torch

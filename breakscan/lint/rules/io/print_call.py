@@ -1,5 +1,6 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.rules.io._branches import BranchAware
 
@@ -9,7 +10,9 @@ class PrintCall(BranchAware, Rule):
     name = "print-call"
     gb_ids = ("GB0059",)
     message = "`print` cannot be traced: the graph breaks here, even for a constant string"
-    fix_hint = "remove it, move it out of the compiled code, or add print to torch._dynamo.config.reorderable_logging_functions"
+    fix_hint = ("remove it, move it out of the compiled code, or add print to "
+                "torch._dynamo.config.reorderable_logging_functions (tensor and constant arguments)")
+    captured_in_sets = ("ignore_logging_functions",)
     docs = """
     ## What it does
     Flags every `print(...)` call in compiled code, whatever it prints (`print("step")`
@@ -32,9 +35,11 @@ class PrintCall(BranchAware, Rule):
     ```python
     torch._dynamo.config.reorderable_logging_functions.add(print)   # once, at start-up
     ```
-    With `print` registered, TorchDynamo records the call and replays it after the graph runs
-    (tensor arguments print their final values), without a break. Or drop the print, or move it
-    out of the compiled function.
+    With `print` registered, TorchDynamo records a call whose arguments are tensors and constants
+    and replays it after the graph runs (tensors print their final values), without a break; a
+    call that prints only constants, or a shape, still breaks. `ignore_logging_functions.add(print)`
+    removes every break but drops the output under compile. Or move the print out of the compiled
+    function.
     """
     invalid = (
         Example("""
@@ -65,6 +70,26 @@ class PrintCall(BranchAware, Rule):
         Example("""
             import torch
 
+            torch._dynamo.config.reorderable_logging_functions.add(print)
+
+            @torch.compile
+            def fn(x):
+                print("scaling", x)  # replayed after the graph
+                return x * 2
+        """),
+        Example("""
+            import torch
+
+            torch._dynamo.config.ignore_logging_functions.add(print)
+
+            @torch.compile
+            def fn(x):
+                print("scaling")  # dropped while tracing
+                return x * 2
+        """),
+        Example("""
+            import torch
+
             def report(x):
                 print(x.shape)
 
@@ -92,4 +117,14 @@ class PrintCall(BranchAware, Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         if ctx.qualname(node.func) == "builtins.print" and not self.in_debug_branch(node, ctx):
-            ctx.report(self, node)
+            if not (ctx.dynamo.holds("reorderable_logging_functions", "builtins.print") and _replayable(node, ctx)):
+                ctx.report(self, node)
+
+
+def _replayable(call: cst.Call, ctx) -> bool:
+    """Arguments TorchDynamo can defer: tensors and constants, at least one tensor (a print of
+    constants only, or of a shape, still breaks in 2.13)."""
+    arguments = [a.value for a in call.args if a.keyword is None and not a.star]
+    tensors = [ctx.value(a) == v.TENSOR for a in arguments]
+    constants = [isinstance(a, (cst.BaseNumber, cst.SimpleString)) for a in arguments]
+    return any(tensors) and all(t or c for t, c in zip(tensors, constants)) and len(arguments) == len(call.args)

@@ -11,7 +11,7 @@ class WarningsWarn(BranchAware, Rule):
     name = "warnings-warn"
     gb_ids = ("GB0007",)
     message = "`warnings.warn` is skipped by TorchDynamo: the graph breaks here"
-    fix_hint = "warn outside the compiled code (e.g. in __init__), or add warnings.warn to torch._dynamo.config.reorderable_logging_functions"
+    fix_hint = "warn outside the compiled code (e.g. in __init__, or before calling the compiled function)"
     docs = """
     ## What it does
     Flags `warnings.warn(...)` and `warnings.warn_explicit(...)` that run on every call of
@@ -33,11 +33,10 @@ class WarningsWarn(BranchAware, Rule):
     ```
 
     ## Use instead
-    Check arguments and warn before entering the compiled function, or let TorchDynamo defer the
-    call until after the graph:
-    ```python
-    torch._dynamo.config.reorderable_logging_functions.add(warnings.warn)   # once, at start-up
-    ```
+    Check arguments and warn before entering the compiled function (in `__init__`, or in the code
+    that calls the model). TorchDynamo 2.13 breaks on `warnings.warn` whatever
+    `reorderable_logging_functions` or `ignore_logging_functions` hold: it is a C function that
+    TorchDynamo skips.
     """
     invalid = (
         Example("""

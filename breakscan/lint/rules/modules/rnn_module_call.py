@@ -17,6 +17,7 @@ class RnnModuleCall(Rule):
     gb_ids = ("GB0014",)
     message = "TorchDynamo does not trace nn.RNN/GRU/LSTM: calling one skips the whole function, which runs eagerly"
     fix_hint = "set torch._dynamo.config.allow_rnn = True, or unroll with nn.LSTMCell/GRUCell, or compile around the RNN"
+    captured_by = ("allow_rnn",)
     docs = """
     ## What it does
     Flags calls to `nn.RNN`, `nn.GRU` and `nn.LSTM` submodules (`self.lstm(x)`) in compiled code.
@@ -58,6 +59,21 @@ class RnnModuleCall(Rule):
         """, entry="Model()", inputs="torch.randn(2, 3, 8)"),
     )
     valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            torch._dynamo.config.allow_rnn = True
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.GRU(8, 8, batch_first=True)
+
+                def forward(self, x):
+                    output, _ = self.rnn(x)
+                    return output
+        """, entry="Model()", inputs="torch.randn(2, 3, 8)"),
         Example("""
             import torch
             from torch import nn

@@ -9,6 +9,7 @@ class TensorItem(Rule):
     gb_ids = ("GB0124",)
     message = "`.item()` copies a tensor value into Python: the graph breaks here"
     fix_hint = "keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True"
+    captured_by = ("capture_scalar_outputs",)
     docs = """
     ## What it does
     Flags `Tensor.item()` inside code that runs under `torch.compile`.
@@ -90,8 +91,6 @@ class TensorItem(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if ctx.module.dynamo_config.get("capture_scalar_outputs") == "True":
-            return  # TorchDynamo then keeps `.item()` in the graph as a symbolic number
         if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
             # `.item()` is a tensor method; receivers the value inference lost track of (elements of
             # lists of tensors, attributes) are tensors too, unless they are plainly Python values.

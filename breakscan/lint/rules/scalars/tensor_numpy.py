@@ -74,5 +74,5 @@ class TensorNumpy(Rule):
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if (isinstance(func, cst.Attribute) and func.attr.value == "numpy" and ctx.is_tensor(func.value)
-                and ctx.module.dynamo_config.get("trace_numpy") == "False"):
+                and not ctx.dynamo.enabled("trace_numpy")):
             ctx.report(self, node)

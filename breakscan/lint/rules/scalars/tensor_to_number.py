@@ -12,6 +12,7 @@ class TensorToNumber(Rule):
     gb_ids = ("GB0124", "GB0059")
     message = "`int()`/`float()`/`bool()` of a tensor reads its value into Python: the graph breaks here"
     fix_hint = "keep the value as a 0-d tensor (tensor ops accept it), or convert a shape (`x.shape[0]`), not data"
+    captured_by = ("capture_scalar_outputs",)
     docs = """
     ## What it does
     Flags `int(t)`, `float(t)`, `bool(t)` and `complex(t)` where `t` is tensor data, such as
@@ -64,6 +65,15 @@ class TensorToNumber(Rule):
         """, entry="Model()"),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_scalar_outputs = True
+
+            @torch.compile
+            def fn(x):
+                return x * float(x.sum())
+        """),
         Example("""
             import torch
 
