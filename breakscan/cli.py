@@ -35,6 +35,8 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--graph-format", choices=["dot", "mermaid"], help="also print each target's graph chain")
     parser.add_argument("--no-color", action="store_true", help="plain text output (also: NO_COLOR env)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    parser.add_argument("--fail-on", choices=["error", "warning"],
+                        help="which findings give exit code 1 (default: config `fail-on`, else any finding)")
     parser.add_argument("--statistics", action="store_true",
                         help="print the number of findings per rule instead of the report")
     parser.add_argument("-q", "--quiet", action="store_true",

@@ -184,7 +184,8 @@ def check_command(args: argparse.Namespace) -> int:
                              unreachable=args.unreachable, follow=args.follow)
     remember_code(outcome.files)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
-                    errors=outcome.errors, unused_suppressions=outcome.unused_suppressions)
+                    errors=outcome.errors, unused_suppressions=outcome.unused_suppressions,
+                    fail_on=args.fail_on or config.fail_on)
     if not args.static and not stdin_name:
         _confirm(report, args, outcome)
     _attach_fixes(report, args)
@@ -244,7 +245,7 @@ def run_command(args: argparse.Namespace) -> int:
     script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     targets = run_script(args.script, script_args, device=args.device, timeout=args.timeout)
     report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
-                    unused_suppressions=outcome.unused_suppressions)
+                    unused_suppressions=outcome.unused_suppressions, fail_on=args.fail_on or config.fail_on)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)
     report.findings = fuse(outcome.findings, targets)
     _attach_fixes(report, args)

@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass, field
 
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings, from_config_table
+from breakscan.model import FailOn
 from breakscan.selectors import selector_problem
 
 
@@ -30,6 +31,8 @@ class Config:
     # `[tool.breakscan.dynamo]`: TorchDynamo settings the project makes at run time, outside the
     # scanned code (`capture_scalar_outputs = true`, `reorderable_logging_functions = ["builtins.print"]`).
     dynamo: DynamoSettings = NO_SETTINGS
+    # Which findings give exit code 1: "warning" (any finding) or "error" (only certain breaks).
+    fail_on: FailOn = "warning"
     path: str | None = None  # where it was read from
     # Where relative `exclude` and `per-file-ignores` patterns are anchored.
     base: str = "."
@@ -50,7 +53,7 @@ class Config:
 
 
 _KEYS = {"select", "ignore", "exclude", "roots", "per-file-ignores", "extend-select", "extend-ignore", "unreachable",
-         "src", "follow", "dynamo"}
+         "src", "follow", "dynamo", "fail-on"}
 
 
 def find_config(start: str) -> str | None:
@@ -134,6 +137,9 @@ def load_config(path: str) -> Config:
             isinstance(value, bool) or (isinstance(value, list) and all(isinstance(f, str) for f in value))
             for value in dynamo.values()):
         raise ConfigError(f"{path}: `dynamo` must be a table of setting = true/false or [qualified function names]")
+    fail_on = table.get("fail-on", "warning")
+    if fail_on not in ("error", "warning"):
+        raise ConfigError(f'{path}: `fail-on` must be "error" or "warning"')
     select = strings("select")
     return Config(
         # No `select` means every rule, which `extend-select` cannot add to; with one, it adds.
@@ -146,6 +152,7 @@ def load_config(path: str) -> Config:
         src=strings("src"),
         follow=strings("follow"),
         dynamo=from_config_table(dynamo),
+        fail_on=fail_on,
         path=path,
         base=os.path.dirname(os.path.abspath(path)),
     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
+FailOn = Literal["error", "warning"]
 FindingStatus = Literal["static-only", "confirmed", "dynamic-only"]
 TargetStatus = Literal["ok", "failed", "timeout", "crashed", "skipped"]
 
@@ -199,9 +200,12 @@ class Report:
     # Suppression comments that matched nothing (reported as warnings, never as findings).
     unused_suppressions: list[FileError] = field(default_factory=list)
     verification: Verification | None = None
+    # Which findings give exit code 1: "warning" (warnings and errors) or "error" (errors only).
+    fail_on: FailOn = "warning"
 
     @property
     def exit_code(self) -> int:
         failed = any(t.status in ("failed", "timeout", "crashed") for t in self.targets)
-        blocking = any(f.severity != "info" for f in self.findings)
+        blocking_severities = ("error",) if self.fail_on == "error" else ("error", "warning")
+        blocking = any(f.severity in blocking_severities for f in self.findings)
         return 1 if (blocking or self.errors or failed) else 0

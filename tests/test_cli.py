@@ -244,3 +244,31 @@ def test_syntax_errors_are_reported_as_python_reports_them(tmp_path, source, whe
     result = cli("--static", "--no-cache", "--format", "concise", str(tmp_path / "broken.py"))
     assert result.returncode == 1
     assert result.stdout == f"{tmp_path / 'broken.py'}:{where}: E999 {message}\n"
+
+
+WARNING_ONLY = textwrap.dedent("""\
+    import torch
+
+    @torch.compile
+    def fn(x):
+        if x.grad_fn is not None:
+            return x * 2
+        return x
+""")
+
+
+@pytest.mark.slow  # starts breakscan processes
+def test_fail_on_error_lets_warnings_pass_and_errors_fail(tmp_path):
+    (tmp_path / "warns.py").write_text(WARNING_ONLY)
+    (tmp_path / "bad.py").write_text(BREAKING)
+    warned = breakscan("--static", "--no-cache", "--format", "json", str(tmp_path / "warns.py"))
+    assert [f["severity"] for f in json.loads(warned.stdout)["findings"]] == ["warning"]
+    assert warned.returncode == 1  # by default any finding fails
+    assert breakscan("--static", "--no-cache", "--fail-on", "error", str(tmp_path / "warns.py")).returncode == 0
+    assert breakscan("--static", "--no-cache", "--fail-on", "error", str(tmp_path / "bad.py")).returncode == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.breakscan]\nfail-on = "error"\n')
+    assert breakscan("--static", "--no-cache", str(tmp_path / "warns.py")).returncode == 0
+    assert breakscan("--static", "--no-cache", "--fail-on", "warning", str(tmp_path / "warns.py")).returncode == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.breakscan]\nfail-on = "sometimes"\n')
+    refused = breakscan("--static", "--no-cache", str(tmp_path / "warns.py"))
+    assert refused.returncode == 2 and "fail-on" in refused.stderr
