@@ -203,6 +203,9 @@ def _restoring_dynamo_config():
             torch._dynamo.config.load_config(saved)
 
 
+_AT_PROBE = re.compile(r"\(at \S*probe_\d+\.py:(\d+)\)")  # where an error happened, without the temporary folder
+
+
 def run_probes(probes: list[Probe], *, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Every probe under TorchDynamo in one batch (breakscan's runner), its result type eagerly."""
     from breakscan.confirm import run_targets
@@ -243,7 +246,7 @@ def run_probes(probes: list[Probe], *, progress: Callable[[str], None] | None = 
             "result": kind, "items": items, "type": type_name,
             "break_sites": [[line, gb] for line, gb, _ in sites],
             "lines": list(probe.lines), "source": probe.source, "inputs": probe.inputs,
-            **({"error": result.error} if result.error else {}),
+            **({"error": _AT_PROBE.sub(r"(at line \1)", result.error)} if result.error else {}),
         })
     return entries
 
@@ -346,7 +349,7 @@ TENSOR_OPERATORS = {
     "__getitem__": ["x[0]", "x[0, 1]", "x[:, 1:3]", "x[None]", "x[..., 0]", "x[i]", "x[m]", "x[k]", "x[x > 0.5]",
                     "x[s.long()]", "x[v.argmax()]", "x[:, i]", "x[k[0, 0]]", "x[: k[0, 0]]"],
     # len(x), bool(s), int(s), abs(x), repr(x), list(x)... are probed with the builtins.
-    "__index__": ["[1, 2, 3][k[0, 0]]"], "__contains__": ["0.5 in x"], "__reversed__": ["list(reversed(v))"],
+    "__index__": ["[1, 2, 3, 4][k[0, 0]]"], "__contains__": ["0.5 in x"], "__reversed__": ["list(reversed(v))"],
     "__format__": ["f'{x}'", "f'{s:.2f}'", "f'{x.shape}'", "f'{x.shape[0]}'"], "__dlpack__": ["x.__dlpack__()"],
 }
 TENSOR_STATEMENTS = {
