@@ -312,7 +312,10 @@ def _annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
         return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
     if text in ("Any", "typing.Any", "object"):
         return None
-    return v.OTHER  # `int`, `bool`, `torch.dtype`, `torch.qscheme`, `Config`...
+    return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...
+
+
+_ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}
 
 
 def _parameter_kind(param: cst.Param) -> v.Value:
@@ -322,7 +325,8 @@ def _parameter_kind(param: cst.Param) -> v.Value:
     if _counts_by_name(param.name.value):
         return v.OTHER
     if param.default is not None:
-        return v.MAYBE_TENSOR if _is_none(param.default) else v.OTHER
+        # `mask=None` may be given a tensor; `scale=1.0` is a number.
+        return v.MAYBE_TENSOR if _is_none(param.default) else v.literal_kind(param.default) or v.OTHER
     return v.TENSOR
 
 

@@ -1,13 +1,18 @@
-"""Light, local tensor-value inference: which expressions hold tensors inside compiled code.
+"""The kinds of value the lint tracks inside compiled code.
 
-A value is one of five kinds. `MAYBE_TENSOR` is an optional tensor (`mask=None`): operations on it
-give tensors, but testing the bare name (`if mask:`) is usually a None check, so it is not a
-data-dependent branch. Module values remember the classes they may be, to resolve `layer(x)`.
+Tensors (`TENSOR`; `TENSORS`, a container of them; `MAYBE_TENSOR`, a tensor or None such as
+`mask=None`: operations on it give tensors, but testing the bare name is a None check, not a
+data-dependent branch), Python values known not to be tensors (`INT`, `FLOAT`, `BOOL`, `STR`,
+`NONE`, `SHAPE` for a torch.Size, `OTHER` for any other object), nn.Module instances with the
+classes they may be (to resolve `layer(x)`), and `UNKNOWN`: what code the analysis cannot read
+returns. Unknown is never taken for a tensor.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -21,11 +26,20 @@ class Kind:
 TENSOR = Kind("tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
 MAYBE_TENSOR = Kind("maybe-tensor")
-OTHER = Kind("other")
+OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
+INT = Kind("int")
+FLOAT = Kind("float")
+BOOL = Kind("bool")
+STR = Kind("str")
+NONE = Kind("none")
+SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
 # followed): not known to be a tensor, so nothing is reported on the strength of it.
 UNKNOWN = Kind("unknown")
 SELF = Kind("self")
+# Python values known not to be tensors.
+PLAIN = frozenset({OTHER, INT, FLOAT, BOOL, STR, NONE, SHAPE})
+NUMBERS = frozenset({INT, FLOAT, BOOL})
 
 
 @dataclass(frozen=True)
@@ -37,17 +51,49 @@ class ModuleValue:
 
 Value = Kind | ModuleValue
 
-_RANK = {OTHER: 0, UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
+_RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
+
+
+def is_plain(value: Value) -> bool:
+    """A Python value known not to be a tensor."""
+    return value in PLAIN
 
 
 def join(a: Value, b: Value) -> Value:
-    """The more tensor-like of two values (used for branches, call sites and returns)."""
+    """What a value may be after two paths meet (branches, call sites, returns): the more
+    tensor-like of the two; a tensor or None is an optional tensor; two kinds of Python value are
+    a Python value (numbers stay numbers)."""
+    if a == b:
+        return a
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         return ModuleValue(a.classes | b.classes)
     if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
         module, other = (a, b) if isinstance(a, ModuleValue) else (b, a)
         return other if other in (TENSOR, TENSORS) else module
+    if {a, b} == {TENSOR, NONE}:
+        return MAYBE_TENSOR
+    if is_plain(a) and is_plain(b):
+        if a in NUMBERS and b in NUMBERS:
+            return FLOAT if FLOAT in (a, b) else INT
+        return OTHER
     return a if _RANK.get(a, 0) >= _RANK.get(b, 0) else b
+
+
+def literal_kind(node: cst.BaseExpression) -> Kind | None:
+    """The kind of a literal expression (`3`, `0.5`, `"a"`, `True`, `None`), else None."""
+    if isinstance(node, cst.Integer):
+        return INT
+    if isinstance(node, cst.Float):
+        return FLOAT
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return STR
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return BOOL
+    if isinstance(node, cst.Name) and node.value == "None":
+        return NONE
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return literal_kind(node.expression)
+    return None
 
 
 def is_tensorish(value: Value) -> bool:
@@ -80,6 +126,16 @@ CONTAINER_METHODS = frozenset(
     }
 )
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# What tensor metadata attributes and methods give, where it is a known Python kind.
+TENSOR_METADATA_KINDS: dict[str, Kind] = {
+    "shape": SHAPE, "ndim": INT, "itemsize": INT, "nbytes": INT, "output_nr": INT, "_version": INT,
+    "dim": INT, "ndimension": INT, "numel": INT, "nelement": INT, "element_size": INT, "storage_offset": INT,
+    "get_device": INT, "__len__": INT, "count": INT,
+    **{name: BOOL for name in (
+        "is_cuda", "is_cpu", "is_mps", "requires_grad", "is_leaf", "is_sparse", "is_quantized", "is_meta",
+        "is_nested", "is_contiguous", "is_floating_point", "is_complex", "is_pinned", "is_shared", "is_signed",
+        "is_inference", "is_set_to", "has_names", "training")},
+}
 SPLITTING_METHODS = frozenset({"chunk", "split", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "unflatten_"})
 SPLITTING_FUNCTIONS = frozenset(
     {
@@ -118,6 +174,14 @@ NON_TENSOR_BUILTINS = frozenset(
         "builtins.chr",
     }
 )
+BUILTIN_RESULT_KINDS: dict[str, Kind] = {
+    "builtins.len": INT, "builtins.int": INT, "builtins.id": INT, "builtins.hash": INT, "builtins.ord": INT,
+    "builtins.float": FLOAT,
+    "builtins.bool": BOOL, "builtins.isinstance": BOOL, "builtins.issubclass": BOOL, "builtins.hasattr": BOOL,
+    "builtins.callable": BOOL, "builtins.any": BOOL, "builtins.all": BOOL,
+    "builtins.str": STR, "builtins.repr": STR, "builtins.format": STR, "builtins.chr": STR,
+    "builtins.print": NONE,
+}
 CONTAINER_BUILTINS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed", "builtins.map", "builtins.filter"})
 
 

@@ -219,7 +219,12 @@ class RegionWalker(cst.CSTVisitor):
 
     def _compute_value(self, node: cst.BaseExpression) -> v.Value:
         if isinstance(node, cst.Name):
-            return self.bindings.get(node.value, v.OTHER)
+            if node.value in self.bindings:
+                return self.bindings[node.value]
+            return v.literal_kind(node) or v.OTHER
+        literal = v.literal_kind(node)
+        if literal is not None:
+            return literal
         if isinstance(node, cst.Attribute):
             return self._attribute_value(node)
         if isinstance(node, cst.Call):
@@ -228,6 +233,10 @@ class RegionWalker(cst.CSTVisitor):
             base = self.value(node.value)
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.TENSOR
+            if base == v.SHAPE:
+                return v.SHAPE if _slices(node) else v.INT
+            if base == v.STR:
+                return v.STR
             return base if isinstance(base, v.ModuleValue) or base == v.UNKNOWN else v.OTHER
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
             left = node.left
@@ -235,21 +244,27 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(node, cst.Comparison) and all(
                 isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
             ):
-                return v.OTHER
+                return v.BOOL
             kinds = [self.value(part) for part in (left, *rights)]
             if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
                 return v.TENSOR
             if v.UNKNOWN in kinds:
                 return v.UNKNOWN
             # `beam_size > 1` with `beam_size=None`: an optional value, most often not a tensor.
-            return v.MAYBE_TENSOR if v.MAYBE_TENSOR in kinds else v.OTHER
+            if v.MAYBE_TENSOR in kinds:
+                return v.MAYBE_TENSOR
+            if isinstance(node, cst.Comparison):
+                return v.BOOL
+            return _arithmetic(node.operator, kinds)
         if isinstance(node, cst.UnaryOperation):
             inner = self.value(node.expression)
             if inner == v.UNKNOWN:
                 return v.UNKNOWN
             if isinstance(node.operator, cst.Not):
-                return v.TENSOR if inner == v.TENSOR else v.OTHER
-            return v.TENSOR if inner in (v.TENSOR, v.MAYBE_TENSOR) else v.OTHER
+                return v.TENSOR if inner == v.TENSOR else v.BOOL
+            if inner in (v.TENSOR, v.MAYBE_TENSOR):
+                return v.TENSOR
+            return inner if inner in v.NUMBERS else v.OTHER
         if isinstance(node, cst.BooleanOperation):
             return v.join(self.value(node.left), self.value(node.right))
         if isinstance(node, cst.IfExp):
@@ -278,16 +293,16 @@ class RegionWalker(cst.CSTVisitor):
                     return v.ModuleValue(frozenset(info.attr_classes[attr]))
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
                 return v.TENSOR
+            if attr == "training":
+                return v.BOOL
             return v.OTHER
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
-            return base if attr in v.TENSOR_ATTRIBUTES else v.OTHER
+            if attr in v.TENSOR_ATTRIBUTES:
+                return base
+            return v.TENSOR_METADATA_KINDS.get(attr, v.OTHER)
         if base == v.UNKNOWN:
             return v.UNKNOWN
-        qualified = self.qualname(node)
-        if qualified and qualified.startswith("torch.") and not qualified.startswith("torch.nn"):
-            return v.OTHER  # torch.float32, torch.pi, ...
         return v.OTHER
-
     def _classes_of(self, value: v.Value) -> list[ClassInfo]:
         if value == v.SELF:
             return self.project.class_lineage(self.cls) if self.cls else []
@@ -306,8 +321,10 @@ class RegionWalker(cst.CSTVisitor):
             base = self.value(func.value)
             method = func.attr.value
             if base in (v.TENSOR, v.MAYBE_TENSOR):
+                if method == "size":
+                    return v.INT if node.args else v.SHAPE
                 if method in v.METADATA_METHODS or method in v.CONTAINER_METHODS:
-                    return v.OTHER
+                    return v.TENSOR_METADATA_KINDS.get(method, v.OTHER)
                 return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
             if base == v.TENSORS:
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
@@ -324,7 +341,7 @@ class RegionWalker(cst.CSTVisitor):
             if qualified.startswith("torch."):
                 return v.torch_call_value(qualified)
             if qualified in v.NON_TENSOR_BUILTINS:
-                return v.OTHER
+                return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
             if qualified in v.CONTAINER_BUILTINS:
                 return v.TENSORS if tensor_argument else v.OTHER
             found = self.project.find_class(qualified)
@@ -626,6 +643,24 @@ class RegionWalker(cst.CSTVisitor):
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
         self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                           order=next(self.events), spreads=any(a.star for a in node.args)))
+
+
+def _slices(node: cst.Subscript) -> bool:
+    return any(isinstance(element.slice, cst.Slice) for element in node.slice)
+
+
+def _arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.Value:
+    """What Python arithmetic on non-tensor values gives: numbers stay numbers (`/` a float),
+    strings concatenate or format, sizes concatenate."""
+    if all(kind in v.NUMBERS for kind in kinds):
+        if isinstance(operator, cst.Divide) or v.FLOAT in kinds:
+            return v.FLOAT
+        return v.INT
+    if kinds[0] == v.STR and isinstance(operator, (cst.Add, cst.Modulo, cst.Multiply)):
+        return v.STR
+    if all(kind == v.SHAPE for kind in kinds) and isinstance(operator, cst.Add):
+        return v.SHAPE
+    return v.OTHER
 
 
 _LEAVING = (cst.Return, cst.Raise, cst.Continue, cst.Break)

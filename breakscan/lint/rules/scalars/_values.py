@@ -144,7 +144,7 @@ def is_number_like(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozen
         parts = [a.value for a in node.args]
     else:
         return False
-    sources = [part for part in parts if ctx.value(part) != v.OTHER]
+    sources = [part for part in parts if not v.is_plain(ctx.value(part))]
     return bool(sources) and all(is_number_like(part, ctx, _seen) for part in sources)
 
 
@@ -170,7 +170,7 @@ def is_scalar_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = froz
         sides = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else [
             node.left, *(c.comparator for c in node.comparisons)]
         scalar = [is_scalar_tensor(side, ctx, _seen) for side in sides]
-        return any(scalar) and all(s or ctx.value(side) == v.OTHER for s, side in zip(scalar, sides))
+        return any(scalar) and all(s or v.is_plain(ctx.value(side)) for s, side in zip(scalar, sides))
     if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
         return is_scalar_tensor(node.expression, ctx, _seen)
     return False
@@ -193,7 +193,7 @@ def _is_scalar_call(node: cst.Call, ctx, seen: frozenset[str]) -> bool:
     if method in FULL_REDUCTIONS:
         return not positional
     return (method in SHAPE_PRESERVING and is_scalar_tensor(func.value, ctx, seen)
-            and all(ctx.value(a) == v.OTHER or is_scalar_tensor(a, ctx, seen) for a in positional))
+            and all(v.is_plain(ctx.value(a)) or is_scalar_tensor(a, ctx, seen) for a in positional))
 
 
 def first_size_use(node: cst.BaseExpression, ctx) -> bool:
