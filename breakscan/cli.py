@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(check)
 
     run = commands.add_parser("run", help="run a script as-is and report every graph break it hits")
-    run.add_argument("script", metavar="SCRIPT")
+    run.add_argument("-m", dest="module", metavar="MODULE",
+                     help="run a module as `python -m MODULE` does (then SCRIPT is not given)")
+    run.add_argument("script", metavar="SCRIPT", nargs="?")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     _add_output_options(run)
 

@@ -148,8 +148,7 @@ def check_command(args: argparse.Namespace) -> int:
     stdin_name = _stdin_name(args)
     _check_statistics_format(args)
     config = _config(args.config, stdin_name or args.paths[0])
-    if args.entry and (len(args.paths) != 1 or not os.path.isfile(args.paths[0])):
-        raise UsageError("--entry needs exactly one PATH, a Python file")
+    entry = _entry_target(args, config) if args.entry else None
     if args.inputs and not args.entry:
         raise UsageError("--inputs needs --entry")
     if args.jobs is not None and args.jobs < 1:
@@ -187,7 +186,7 @@ def check_command(args: argparse.Namespace) -> int:
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions,
                     fail_on=args.fail_on or config.fail_on)
     if not args.static and not stdin_name:
-        _confirm(report, args, outcome)
+        _confirm(report, args, outcome, config, entry)
     _attach_fixes(report, args)
     if baseline is not None:
         from breakscan.report.verify import attach_baseline
@@ -205,13 +204,35 @@ def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
     report.findings = attach_fixes(report.findings, report.targets)
 
 
-def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
+def _entry_target(args: argparse.Namespace, config: Config) -> tuple[str, str]:
+    """(file, expression) of `--entry EXPR` with one PATH file, or of `--entry package.module:EXPR`
+    with one PATH, a file or folder of the project the module is found from."""
+    from breakscan.confirm.locate import find_module, split_module_entry
+
+    module, expression = split_module_entry(args.entry)
+    if module is None:
+        if len(args.paths) != 1 or not os.path.isfile(args.paths[0]):
+            raise UsageError("--entry needs exactly one PATH, a Python file (or --entry package.module:EXPR)")
+        return args.paths[0], expression
+    if len(args.paths) != 1 or not os.path.exists(args.paths[0]):
+        raise UsageError("--entry package.module:EXPR needs exactly one PATH: the project, or a file in it")
+    start = args.paths[0] if os.path.isdir(args.paths[0]) else os.path.dirname(os.path.abspath(args.paths[0]))
+    found = find_module(module, start, config.src_roots)
+    if found is None:
+        raise UsageError(f"--entry {args.entry}: no module {module} found from {args.paths[0]} "
+                         "(its package root, the project folder and its src/, config `src`)")
+    relative = os.path.relpath(found)
+    return (found if relative.startswith(os.pardir) else relative), expression
+
+
+def _confirm(report: Report, args: argparse.Namespace, outcome, config: Config,
+             entry: tuple[str, str] | None) -> None:
     """Run the targets given, declared, or (for files named directly) zero-setup ones."""
     named_files = {os.path.abspath(p) for p in args.paths if os.path.isfile(p) and not is_notebook(p)}
     candidates = [p for p in outcome.files if not is_notebook(p)
                   and (p in outcome.declaring_targets or os.path.abspath(p) in named_files)]
-    if args.entry:
-        candidates = outcome.files[:1]
+    if entry:
+        candidates = [entry[0]]
     if not candidates:
         return
     from breakscan.confirm import discover_targets, fuse, run_targets
@@ -220,30 +241,48 @@ def _confirm(report: Report, args: argparse.Namespace, outcome) -> None:
     for path in candidates:
         if any(e.path == path for e in outcome.errors):
             continue
-        found, note = discover_targets(path, entry=args.entry, inputs=args.inputs)
+        found, note = discover_targets(path, entry=entry[1] if entry else None, inputs=args.inputs)
         specs.extend(found)
-        if not found and note and (args.entry or os.path.abspath(path) in named_files):
+        if not found and note and (entry or os.path.abspath(path) in named_files):
             report.errors.append(FileError(path, f"not confirmed: {note}"))
     if not specs:
         return
     report.targets = run_targets(specs, device=args.device, timeout=args.timeout,
-                                 progress=None if args.quiet else _progress)
+                                 progress=None if args.quiet else _progress, src_roots=config.src_roots)
     report.torch_version = next((t.torch_version for t in report.targets if t.torch_version), None)
     report.findings = fuse(report.findings, report.targets)
 
 
+def _script_to_run(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """(the file to run, its arguments): SCRIPT, or the file `python -m MODULE` would run."""
+    rest = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.module is None:
+        if args.script is None:
+            raise UsageError("run needs SCRIPT or -m MODULE")
+        if not os.path.isfile(args.script):
+            raise UsageError(f"script not found: {args.script}")
+        return args.script, rest
+    from breakscan.confirm.locate import main_file
+
+    script_args = ([args.script] if args.script is not None else []) + rest  # after -m, all are its arguments
+    found = main_file(args.module, os.getcwd(), _config(None, os.getcwd()).src_roots)
+    if found is None:
+        raise UsageError(f"-m {args.module}: no such module (or package with a __main__.py) from the working folder")
+    relative = os.path.relpath(found)
+    return (found if relative.startswith(os.pardir) else relative), script_args
+
+
 def run_command(args: argparse.Namespace) -> int:
-    if not os.path.isfile(args.script):
-        raise UsageError(f"script not found: {args.script}")
+    script, script_args = _script_to_run(args)
     _check_statistics_format(args)
     from breakscan.confirm import fuse, run_script
     from breakscan.lint.linter import lint_paths
 
     # The script is linted too, so each break it hits is either confirmed or missed by the lint.
-    config = _config(None, args.script)
-    outcome = lint_paths([args.script], config, jobs=1)
-    script_args = args.args[1:] if args.args[:1] == ["--"] else args.args
-    targets = run_script(args.script, script_args, device=args.device, timeout=args.timeout)
+    config = _config(None, script)
+    outcome = lint_paths([script], config, jobs=1)
+    targets = run_script(script, script_args, device=args.device, timeout=args.timeout, module=args.module,
+                         src_roots=config.src_roots)
     report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
                     unused_suppressions=outcome.unused_suppressions, fail_on=args.fail_on or config.fail_on)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)

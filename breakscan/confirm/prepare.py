@@ -19,6 +19,7 @@ from torch.utils._pytree import tree_map_only
 
 from breakscan.confirm.capture import original_callable
 from breakscan.confirm.discover import declaration_hint
+from breakscan.confirm.locate import ModuleSite
 from breakscan.model import TargetSpec
 
 # Layers that keep their input's shape: looked through when synthesising inputs. Any other
@@ -35,25 +36,51 @@ class Skip(Exception):
 _modules: dict[str, ModuleType] = {}
 
 
-def load_module(path: str) -> ModuleType:
-    """Import the user's file once per worker, with its folder on sys.path."""
-    if path not in _modules:
-        folder = os.path.dirname(path)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        stem = os.path.splitext(os.path.basename(path))[0]
-        taken = not stem.isidentifier() or stem in sys.modules
-        name = f"_breakscan_{len(_modules)}_{stem}" if taken else stem
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        _modules[path] = module
-    return _modules[path]
+def put_first_on_path(folders: tuple[str, ...]) -> None:
+    """`folders` at the front of sys.path, in order."""
+    for folder in reversed(folders):
+        if folder in sys.path:
+            sys.path.remove(folder)
+        sys.path.insert(0, folder)
+
+
+def forget_other_copies(name: str, search_path: tuple[str, ...]) -> None:
+    """Drop a module of the same top-level package imported from elsewhere (another project's
+    `pkg`, run earlier by this worker): `name` must come from `search_path`."""
+    top = name.split(".")[0]
+    loaded = sys.modules.get(top)
+    where = getattr(loaded, "__file__", None) or next(iter(getattr(loaded, "__path__", [])), None)
+    if loaded is not None and not (where and any(os.path.abspath(where).startswith(os.path.join(folder, ""))
+                                                 for folder in search_path)):
+        for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+            del sys.modules[key]
+
+
+def load_module(path: str, site: ModuleSite) -> ModuleType:
+    """Import the user's file once per worker as the module it is: in a package, by its dotted
+    name with its import root first on sys.path (relative and absolute imports of the project
+    work); a file in no package as a script, under a private name when a module of its name is
+    already imported (the standard library's `copy`, another target's `model`)."""
+    if path in _modules:
+        return _modules[path]
+    if site.package:
+        put_first_on_path(site.search_path)
+        forget_other_copies(site.name, site.search_path)
+        _modules[path] = importlib.import_module(site.name)
+        return _modules[path]
+    taken = not site.name.isidentifier() or site.name in sys.modules
+    put_first_on_path(site.search_path)
+    name = f"_breakscan_{len(_modules)}_{site.name}" if taken else site.name
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    _modules[path] = module
+    return module
 
 
 def resolve_device(requested: str) -> str:
@@ -119,9 +146,10 @@ def _arguments(spec: TargetSpec, target: Any, namespace: dict) -> tuple[tuple, d
     return (value,), {}
 
 
-def prepare(spec: TargetSpec, device: str) -> tuple[Callable, tuple, dict]:
+def prepare(spec: TargetSpec, site: ModuleSite, device: str) -> tuple[Callable, tuple, dict]:
     """(callable or module, args, kwargs), moved to `device`."""
-    namespace = load_module(spec.path).__dict__
+    # `torch` is there for the expressions even where the module imports only `from torch import nn`.
+    namespace = {"torch": torch, **load_module(spec.path, site).__dict__}
     target = original_callable(eval(spec.entry, namespace))  # noqa: S307 - the user's own expression
     if isinstance(target, type) and issubclass(target, nn.Module):
         target = target()

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from breakscan.confirm.locate import ModuleSite
 from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec
 
 SENTINEL = "\x1ebreakscan\x1f"
@@ -31,12 +32,18 @@ def decode(line: str) -> dict[str, Any] | None:
         return None
 
 
-def target_job(spec: TargetSpec, device: str) -> dict[str, Any]:
-    return {"kind": "target", "spec": asdict(spec), "device": device}
+def target_job(spec: TargetSpec, device: str, site: ModuleSite) -> dict[str, Any]:
+    return {"kind": "target", "spec": asdict(spec), "device": device, "module": asdict(site)}
 
 
-def script_job(script: str, args: list[str], device: str) -> dict[str, Any]:
-    return {"kind": "script", "script": script, "args": list(args), "device": device}
+def script_job(script: str, args: list[str], device: str, module: ModuleSite | None = None) -> dict[str, Any]:
+    """A script run as `python script` or, with `module`, as `python -m module.name`."""
+    return {"kind": "script", "script": script, "args": list(args), "device": device,
+            "module": asdict(module) if module else None}
+
+
+def site_from_json(data: dict[str, Any]) -> ModuleSite:
+    return ModuleSite(data["name"], data["package"], tuple(data["search_path"]))
 
 
 def result_to_json(result: TargetResult) -> dict[str, Any]:

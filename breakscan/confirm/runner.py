@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from breakscan.confirm.attribute import project_root
+from breakscan.confirm.locate import module_site
 from breakscan.confirm.process import STARTUP_SECONDS, WorkerDied, WorkerProcess, WorkerTimeout, environment
 from breakscan.confirm.protocol import script_job, target_job
 from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec, TargetStatus
@@ -158,23 +159,30 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
 
 
 def run_targets(specs: list[TargetSpec], *, device: str = "auto", timeout: float = 300.0,
-                progress: Progress | None = None) -> list[TargetResult]:
-    """Confirm every spec; one result per spec, in order."""
+                progress: Progress | None = None, src_roots: tuple[str, ...] = ()) -> list[TargetResult]:
+    """Confirm every spec; one result per spec, in order. Each file is imported as the module it
+    is in its project (`src_roots`: config `src`), see `locate.py`."""
     jobs = []
     for spec in specs:
         absolute = os.path.abspath(spec.path)
-        jobs.append(Job(target_job(replace(spec, path=absolute), device), spec.label, spec.path,
-                        project_root(absolute)))
+        payload = target_job(replace(spec, path=absolute), device, module_site(absolute, src_roots))
+        jobs.append(Job(payload, spec.label, spec.path, project_root(absolute)))
     parallel = 2 if len(jobs) >= _PARALLEL_FROM and (os.cpu_count() or 1) >= 2 else 1
     outcomes = _Pool(jobs, timeout=timeout, parallel=parallel, progress=progress).run()
     return [_for_display(results[0], spec.path) for spec, results in zip(specs, outcomes)]
 
 
-def run_script(script: str, args: list[str], *, device: str = "auto", timeout: float = 300.0
-               ) -> list[TargetResult]:
-    """Run the script as-is (its output goes to stderr); one result per top compiled function."""
+def run_script(script: str, args: list[str], *, device: str = "auto", timeout: float = 300.0,
+               module: str | None = None, src_roots: tuple[str, ...] = ()) -> list[TargetResult]:
+    """Run the script as-is (its output goes to stderr); one result per top compiled function.
+    With `module`, `script` is that module's file and it runs as `python -m module` would."""
     absolute = os.path.abspath(script)
-    job = Job(script_job(absolute, args, device), os.path.basename(script), script,
+    site = None
+    if module is not None:
+        found = module_site(absolute, src_roots)
+        # `python -m` searches the working folder first, then the module's own project.
+        site = replace(found, name=module, search_path=(os.getcwd(), *found.search_path))
+    job = Job(script_job(absolute, args, device, site), module or os.path.basename(script), script,
               project_root(absolute))
     (results,) = _Pool([job], timeout=timeout, parallel=1, progress=None, stderr_to_terminal=True).run()
     return [_for_display(r, _display_path(r.path)) for r in results]

@@ -27,7 +27,7 @@ from breakscan.confirm.attribute import (
     user_frame,
 )
 from breakscan.confirm.capture import capturing, parse_stack_trace, without_guard_profiling
-from breakscan.confirm.protocol import encode, result_to_json
+from breakscan.confirm.protocol import encode, result_to_json, site_from_json
 from breakscan.confirm.results import build_result
 from breakscan.model import Frame, TargetResult, TargetSpec
 
@@ -97,7 +97,7 @@ def run_target(job: dict) -> list[TargetResult]:
     with capturing() as capture:
         try:
             device = resolve_device(device)
-            target, args, kwargs = prepare(spec, device)
+            target, args, kwargs = prepare(spec, site_from_json(job["module"]), device)
             torch.compile(target, backend="eager")(*args, **kwargs)
         except Skip as exc:
             status, error = "skipped", str(exc)
@@ -116,13 +116,13 @@ def run_script(job: dict) -> list[TargetResult]:
     """Run the script unchanged; one result per top compiled function it executed."""
     import torch
 
-    from breakscan.confirm.prepare import resolve_device
+    from breakscan.confirm.prepare import put_first_on_path, resolve_device
 
-    script = job["script"]
+    script, module = job["script"], job["module"] and site_from_json(job["module"])
     user = UserFiles([project_root(script)])
     started = time.perf_counter()
     sys.argv = [script, *job["args"]]
-    sys.path.insert(0, os.path.dirname(script))
+    put_first_on_path(module.search_path if module else (os.path.dirname(script),))
     try:
         device, error = resolve_device(job["device"]), None
     except RuntimeError as exc:
@@ -131,7 +131,9 @@ def run_script(job: dict) -> list[TargetResult]:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # CUDA is initialised lazily: hidden in time
     with capturing() as capture:
         try:
-            if error is None:
+            if error is None and module:
+                runpy.run_module(module.name, run_name="__main__", alter_sys=True)
+            elif error is None:
                 runpy.run_path(script, run_name="__main__")
         except SystemExit as exc:
             if exc.code not in (None, 0):

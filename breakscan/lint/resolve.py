@@ -93,6 +93,12 @@ class ModuleResolver:
         holding = [root for root in self.src_roots if _is_within(directory, root)]
         return max(holding, key=len) if holding else directory
 
+    def project_search_path(self, directory: str) -> list[str]:
+        """The folders the project's modules are found in from `directory`, in lookup order: its
+        import root, a script's own folder, config `src` roots, the project folder and its `src/`
+        (what running the code needs on `sys.path` to import them as the lint resolves them)."""
+        return [root for root, library in self._roots(os.path.abspath(directory), "") if library is None]
+
     # -- files of names -------------------------------------------------------------------------
     def locate(self, name: str, importer: str) -> Located | None:
         """The file defining module `name` as imported from the file `importer`, or None when it is
