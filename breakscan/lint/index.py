@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from breakscan.lint.declared import parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
 from breakscan.lint.traverse import find_nodes
+from breakscan.lint.values import Kind, is_plain, join, literal_kind
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
 CONFIG_PATCH = "torch._dynamo.config.patch"
@@ -84,6 +86,8 @@ class ClassInfo:
     attr_classes: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> holding tensors: parameters and buffers.
     tensor_attrs: set[str] = field(default_factory=set)
+    # self.<attr> holding Python values of a known kind (`self.patch = patch_size` with `patch_size=4`).
+    attr_kinds: dict[str, Kind] = field(default_factory=dict)
 
 
 @dataclass
@@ -232,7 +236,7 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
             info.methods[statement.name.value] = method
             index.functions[method.qualname] = method
             if _is_setup_method(statement.name.value):
-                _SelfAttributeCollector(index, info).run(statement.body)
+                _SelfAttributeCollector(index, info, statement).run(statement.body)
 
 
 def _is_setup_method(name: str) -> bool:
@@ -243,9 +247,11 @@ def _is_setup_method(name: str) -> bool:
 class _SelfAttributeCollector:
     """Records `self.x = Cls(...)`, `self.register_buffer("x", ...)` and `self.x = nn.Parameter(...)`."""
 
-    def __init__(self, index: ModuleIndex, info: ClassInfo):
+    def __init__(self, index: ModuleIndex, info: ClassInfo, method: cst.FunctionDef):
         self.index = index
         self.info = info
+        params = method.params
+        self.parameters = {p.name.value: p for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
     def run(self, body: cst.BaseSuite) -> None:
         # Nested functions have their own `self`, if any.
@@ -280,6 +286,10 @@ class _SelfAttributeCollector:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
         attr = target.attr.value
+        kind = self._plain_kind(value)
+        if kind is not None:
+            known = self.info.attr_kinds.get(attr)
+            self.info.attr_kinds[attr] = kind if known is None else join(known, kind)
         if isinstance(value, cst.Call):
             called = self.index.qualify(dotted_name(value.func))
             if called in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or (
@@ -288,6 +298,13 @@ class _SelfAttributeCollector:
                 self.info.tensor_attrs.add(attr)
                 return
         self._record_classes(attr, value)
+
+    def _plain_kind(self, value: cst.BaseExpression) -> Kind | None:
+        """The Python kind of a literal, or of a parameter of the method that declares one."""
+        kind = literal_kind(value)
+        if kind is None and isinstance(value, cst.Name) and value.value in self.parameters:
+            kind = parameter_kind(self.parameters[value.value])
+        return kind if isinstance(kind, Kind) and is_plain(kind) else None
 
     def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
         classes = _constructed_classes(self.index, value)

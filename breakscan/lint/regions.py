@@ -15,13 +15,13 @@ import libcst as cst
 import networkx as nx
 
 from breakscan.lint import values as v
+from breakscan.lint.declared import annotation_kind, parameter_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
 
 ROOT = "<compiled>"
-COUNT_NAMES = frozenset({"n", "i", "j", "k", "step", "steps", "dim", "size", "num", "count", "index"})
 MAX_PASSES_PER_FUNCTION = 8
 
 @dataclass
@@ -167,7 +167,7 @@ class Project:
     def return_value(self, function: FunctionInfo) -> v.Value:
         """What a call returns: from its analysed `return`s, else its annotation, else a tensor."""
         returns = function.node.returns
-        declared = _annotation_kind(returns.annotation) if returns is not None else None
+        declared = annotation_kind(returns.annotation) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
         known = self._returns.get(function.key)
@@ -298,43 +298,11 @@ def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
         if first:
             values[first[0].name.value] = v.SELF
     for param in [*function.positional_params, *node.params.kwonly_params]:
-        values[param.name.value] = _parameter_kind(param)
+        values[param.name.value] = parameter_kind(param)
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
             values[star.name.value] = v.UNKNOWN  # whatever the caller passes: not known to be tensors
     return values
-
-
-def _annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
-    """The kind an annotation declares; None when it says nothing (`Any`, `object`)."""
-    text = cst.Module(body=[]).code_for_node(annotation)
-    if "Tensor" in text:
-        return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
-    if text in ("Any", "typing.Any", "object"):
-        return None
-    return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...
-
-
-_ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}
-
-
-def _parameter_kind(param: cst.Param) -> v.Value:
-    declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
-    if declared is not None:
-        return declared
-    if _counts_by_name(param.name.value):
-        return v.OTHER
-    if param.default is not None:
-        # `mask=None` may be given a tensor; `scale=1.0` is a number.
-        return v.MAYBE_TENSOR if _is_none(param.default) else v.literal_kind(param.default) or v.OTHER
-    return v.TENSOR
-
-
-def _counts_by_name(name: str) -> bool:
-    """Unannotated parameters whose names say they hold counts or sizes (`n`, `num_steps`,
-    `hidden_size`): Python ints far more often than tensors."""
-    return (name in COUNT_NAMES or name.startswith(("num_", "n_")) or
-            name.endswith(("_size", "_dim", "_steps", "_count")))
 
 
 def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
@@ -348,7 +316,7 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     positional = callee.positional_params
     by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
     for name, param in by_name.items():
-        declared = _annotation_kind(param.annotation.annotation) if param.annotation is not None else None
+        declared = annotation_kind(param.annotation.annotation) if param.annotation is not None else None
         if declared is not None:  # an annotation is better evidence than a guess at the call site
             merged[name] = declared
             continue
@@ -360,7 +328,7 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
             elif name in site.keywords:
                 kinds.append(site.keywords[name])
             else:
-                kinds.append(_parameter_kind(param))  # its default, or passed through *args / **kwargs
+                kinds.append(parameter_kind(param))  # its default, or passed through *args / **kwargs
         value = kinds[0]
         for kind in kinds[1:]:
             value = v.join(value, kind)
@@ -402,7 +370,3 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
             default=None)
         if skip_from is not None:
             result.findings = [f for f in result.findings if f.order <= skip_from or f.own_frame]
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"

@@ -291,6 +291,8 @@ class RegionWalker(cst.CSTVisitor):
                     return v.TENSOR
                 if attr in info.attr_classes:
                     return v.ModuleValue(frozenset(info.attr_classes[attr]))
+                if attr in info.attr_kinds:
+                    return info.attr_kinds[attr]
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
                 return v.TENSOR
             if attr == "training":
