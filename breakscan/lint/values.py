@@ -10,9 +10,14 @@ returns. Unknown is never taken for a tensor.
 
 from __future__ import annotations
 
+import ast
+import functools
+import re
 from dataclasses import dataclass
 
 import libcst as cst
+
+from breakscan.lint import catalogue
 
 
 @dataclass(frozen=True)
@@ -195,3 +200,64 @@ def torch_call_value(qualified: str) -> Value:
     if last[:1].isupper():
         return ModuleValue(frozenset({qualified})) if qualified.startswith("torch.nn.") else OTHER
     return TENSOR
+
+
+# What the probed results are, as kinds. An ndarray counts as a tensor: TorchDynamo traces NumPy
+# (its `if arr.sum() > 0` breaks as a tensor's would).
+_RESULT_KINDS: dict[str, Kind] = {
+    "tensor": TENSOR, "ndarray": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "size": SHAPE, "str": STR,
+    "none": NONE, "dict": OTHER, "other": OTHER,
+}
+# A probe's parameters are its tensor inputs.
+_PROBE_PARAMETERS = re.compile(r"def probe\(([^)]*)\)")
+
+
+@dataclass(frozen=True)
+class _Form:
+    """One probed way of calling something: which positional arguments were tensors, which keywords."""
+
+    positional: tuple[bool, ...]
+    keywords: frozenset[str]
+    kind: Kind
+
+
+@functools.lru_cache(maxsize=4096)
+def _forms(key: str) -> tuple[_Form, ...]:
+    forms = []
+    for entry in catalogue.entries(key):
+        if entry.status != "ok" or entry.result in ("error", "unknown"):
+            continue
+        try:
+            call = ast.parse(entry.call, mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call):
+            continue
+        found = _PROBE_PARAMETERS.search(entry.source)
+        tensors = {name.strip() for name in found.group(1).split(",")} if found else set()
+        positional = tuple(isinstance(a, ast.Name) and a.id in tensors for a in call.args)
+        keywords = frozenset(k.arg for k in call.keywords if k.arg)
+        forms.append(_Form(positional, keywords, _result_kind(entry.result, entry.items)))
+    return tuple(forms)
+
+
+def _result_kind(result: str, items: str | None) -> Kind:
+    if result in ("tuple", "list"):
+        return TENSORS if items == "tensor" else OTHER
+    return _RESULT_KINDS.get(result, OTHER)
+
+
+def probed_kind(key: str, positional: list[Value], keywords: frozenset[str] = frozenset()) -> Kind | None:
+    """What a call of `key` ("torch.Tensor.max", "torch.where") returns, from the catalogue's probe
+    most like this call: same keywords and number of arguments, then the same arguments tensors;
+    None when nothing like it was probed."""
+    forms = _forms(key)
+    if not forms:
+        return None
+    tensors = tuple(value in (TENSOR, MAYBE_TENSOR, TENSORS) for value in positional)
+    alike = [f for f in forms if f.keywords == keywords and len(f.positional) == len(tensors)]
+    exact = [f for f in alike if f.positional == tensors]
+    chosen = (exact or alike)[:1]
+    if not chosen:
+        return forms[0].kind if len(forms) == 1 and not keywords and not positional else None
+    return chosen[0].kind

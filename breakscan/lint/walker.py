@@ -323,8 +323,9 @@ class RegionWalker(cst.CSTVisitor):
             base = self.value(func.value)
             method = func.attr.value
             if base in (v.TENSOR, v.MAYBE_TENSOR):
-                if method == "size":
-                    return v.INT if node.args else v.SHAPE
+                probed = v.probed_kind(f"torch.Tensor.{method}", *self._argument_kinds(node))
+                if probed is not None:
+                    return probed
                 if method in v.METADATA_METHODS or method in v.CONTAINER_METHODS:
                     return v.TENSOR_METADATA_KINDS.get(method, v.OTHER)
                 return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
@@ -341,7 +342,8 @@ class RegionWalker(cst.CSTVisitor):
         qualified = self.qualname(func)
         if qualified:
             if qualified.startswith("torch."):
-                return v.torch_call_value(qualified)
+                probed = v.probed_kind(qualified, *self._argument_kinds(node))
+                return probed if probed is not None else v.torch_call_value(qualified)
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
             if qualified in v.CONTAINER_BUILTINS:
@@ -355,6 +357,11 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], frozenset[str]]:
+        """The kinds of a call's positional arguments, and its keywords' names."""
+        positional = [self.value(a.value) for a in call.args if a.keyword is None and not a.star]
+        return positional, frozenset(a.keyword.value for a in call.args if a.keyword is not None)
 
     def _imported(self, func: cst.BaseExpression) -> bool:
         """Whether the called name comes from an import statement (module-level or local)."""
