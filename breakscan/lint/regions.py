@@ -327,8 +327,10 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
                 kinds.append(site.arguments[index])
             elif name in site.keywords:
                 kinds.append(site.keywords[name])
+            elif site.spreads and param.default is None:
+                kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
             else:
-                kinds.append(parameter_kind(param))  # its default, or passed through *args / **kwargs
+                kinds.append(parameter_kind(param))  # its default
         value = kinds[0]
         for kind in kinds[1:]:
             value = v.join(value, kind)

@@ -246,6 +246,8 @@ class RegionWalker(cst.CSTVisitor):
             ):
                 return v.BOOL
             kinds = [self.value(part) for part in (left, *rights)]
+            if isinstance(node, cst.Comparison) and v.STR in kinds:
+                return v.BOOL  # a tensor never equals a string: `layer_type == "a"` compares Python values
             if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
                 return v.TENSOR
             if v.UNKNOWN in kinds:

@@ -96,6 +96,31 @@ class TensorIf(Rule):
         Example("""
             import torch
 
+            def apply(x, kind):
+                if kind == "double":  # a tensor never equals a string: Python values
+                    return x * 2
+                return x
+
+            @torch.compile
+            def fn(x, mode):
+                return apply(x, mode)
+        """, inputs="(torch.randn(8), 'double')"),
+        Example("""
+            import torch
+
+            def shift(t, amount):
+                if amount == 0:  # handed over in *pair: not known to be a tensor
+                    return t
+                return t.roll(amount, 0)
+
+            @torch.compile
+            def fn(x):
+                parts = [shift(*pair) for pair in zip(x.chunk(2), (0, 1))]
+                return torch.cat(parts)
+        """),
+        Example("""
+            import torch
+
             @torch.compile
             def fn(x):
                 if x.shape[0] > 2:
