@@ -1,0 +1,474 @@
+"""How accurate is the static lint on real model libraries? Measured against TorchDynamo itself, in the
+spirit of ruff's ecosystem check and mypy_primer.
+
+    python bench/ecosystem.py setup              # scratch venv with the pinned libraries (once)
+    python bench/ecosystem.py truth              # run the models, store the ground truth (minutes)
+    python bench/ecosystem.py [score] [--save]   # lint the libraries, score, diff against the baseline
+
+`truth` builds small random-weight models from each library's own configs and constructors
+(bench/ecosystem_models.py; nothing is downloaded) and runs each one twice, each time in a fresh
+process of the venv (bench/ecosystem_worker.py) with a timeout:
+
+- eagerly, with a line tracer restricted to the library's package folder: the lines that ran. The
+  call runs inside `torch.compiler._compile_session_context()`, the context torch.compile itself
+  holds while compiling, so `torch.compiler.is_compiling()` and everything that reads it
+  (`torch._dynamo.is_compiling`, `torch._utils.is_compiling`, `torch._dynamo.external_utils.is_compiling`,
+  transformers' `is_torchdynamo_compiling`, kornia's and torch-geometric's `is_compiling`) returns
+  True, and `torch.compiler.is_dynamo_compiling()` is made to: the eager run takes the branches
+  TorchDynamo traces. Only the call is flagged (imports and construction run eagerly under
+  torch.compile too), and each run is a fresh process, so no cache carries over from another run;
+- under `torch.compile(backend="eager")` with breakscan's own capture: every break occurrence,
+  merged into sites at the innermost frame inside the library's package folder, with its GB id.
+
+A model that fails to build or run, times out or crashes is stored as skipped, with the reason.
+The ground truth goes to bench/ecosystem/<library>.json: pinned versions, and per model its status,
+the lines that ran (per file relative to the package folder, as ranges) and its break sites.
+
+`score` works from that data alone (no model runs): it lints each installed package folder with the
+working tree's `breakscan check --static --format json --no-cache`, matches findings and breaks by
+(file relative to the package folder, line), and reports per library:
+
+- recall: break sites with a finding on their line / all break sites;
+- precision on executed lines: a finding on a line that ran eagerly and is not a break site is a
+  false alarm, one on a line that never ran is not counted; true / all findings on executed lines;
+- false alarms per executed kloc (lines that ran / 1000).
+
+Every false alarm and missed site goes to bench/ecosystem/details.txt, the first `--top` on stdout.
+The figures are compared with the saved baseline (bench/ecosystem/figures.json): what got better or
+worse per library, and which false alarms and sites flipped. `--save` makes this run the baseline.
+
+In transformers' `models/` and diffusers' `pipelines/` and `modular_pipelines/` folders (hundreds of
+model families; the whole of transformers alone takes the lint ~10 minutes and 2 GB) only the entries
+where some line ran are linted; shared code they call is linted whole, and helpers elsewhere are
+found on disk as in any lint.
+
+Exit codes: 0 done, 2 usage or set-up error (no venv, versions not the pinned ones, no ground truth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+DATA = BENCH / "ecosystem"
+BASELINE = DATA / "figures.json"
+DETAILS = DATA / "details.txt"
+WORKER = BENCH / "ecosystem_worker.py"
+DEFAULT_VENV = BENCH / ".venv-ecosystem"
+CONSTRAINTS = REPO / "constraints.txt"  # torch==2.13.0: an unpinned torch would pull a multi-GB CUDA build
+TORCH = "2.13.0"
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str  # as on PyPI
+    package: str  # as imported
+    version: str  # verified to install and run with torch 2.13.0 (CPU) and Python 3.11
+    sparse: tuple[str, ...] = ()  # folders of many independent families: lint only the entries that ran
+
+
+LIBRARIES = [
+    Library("transformers", "transformers", "5.23.0", sparse=("models",)),
+    Library("diffusers", "diffusers", "0.42.1", sparse=("pipelines", "modular_pipelines")),
+    Library("kornia", "kornia", "0.9.0"),
+    Library("x-transformers", "x_transformers", "2.31.10"),
+    Library("vector-quantize-pytorch", "vector_quantize_pytorch", "1.32.0"),
+    Library("torch-geometric", "torch_geometric", "2.8.1"),
+]
+BY_NAME = {library.name: library for library in LIBRARIES}
+
+# Nothing a model run does may reach the network (the hub clients would try, for a missing file).
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+class SetupError(Exception):
+    """The venv or the stored data is not what this script needs: exit 2 with the message."""
+
+
+# the venv ----------------------------------------------------------------------------------------
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def setup(venv: Path) -> None:
+    """Create the venv (reusing the system's torch 2.13.0) and install the pinned libraries."""
+    if not venv_python(venv).exists():
+        run_checked([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
+    pins = [f"{library.name}=={library.version}" for library in LIBRARIES]
+    run_checked([str(venv_python(venv)), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), f"torch=={TORCH}",
+                 *pins])
+    installed = installed_libraries(venv)
+    print(f"venv {venv}: torch {installed['torch']['version']}, "
+          + ", ".join(f"{library.name} {installed[library.name]['version']}" for library in LIBRARIES))
+
+
+def run_checked(command: list[str]) -> None:
+    if subprocess.run(command).returncode != 0:
+        raise SetupError(f"failed: {' '.join(command)}")
+
+
+INSPECT = """
+import importlib.metadata, importlib.util, json, os, sys
+found = {}
+for name, package in json.loads(sys.argv[1]).items():
+    spec = importlib.util.find_spec(package)
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    folder = os.path.realpath(list(spec.submodule_search_locations)[0]) if spec else None
+    found[name] = {"version": version, "dir": folder}
+print(json.dumps(found))
+"""
+
+
+def installed_libraries(venv: Path) -> dict[str, dict]:
+    """{name: {"version", "dir"}} for torch and each library, as the venv sees them (without importing them)."""
+    python = venv_python(venv)
+    if not python.exists():
+        raise SetupError(f"no venv at {venv}: run `python bench/ecosystem.py setup --venv {venv}` first")
+    names = {"torch": "torch", **{library.name: library.package for library in LIBRARIES}}
+    done = subprocess.run([str(python), "-c", INSPECT, json.dumps(names)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SetupError(f"cannot inspect the venv {venv}:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def check_pins(installed: dict[str, dict], libraries: Iterable[Library]) -> None:
+    wrong = [f"{library.name} {installed[library.name]['version']} (pinned {library.version})"
+             for library in libraries if installed[library.name]["version"] != library.version]
+    if not (installed["torch"]["version"] or "").startswith(TORCH):
+        wrong.append(f"torch {installed['torch']['version']} (pinned {TORCH})")
+    if wrong:
+        raise SetupError(f"not the pinned versions: {', '.join(wrong)}; run `python bench/ecosystem.py setup`")
+
+
+# the ground truth --------------------------------------------------------------------------------
+
+def worker_env() -> dict[str, str]:
+    # The working tree's breakscan and bench/ecosystem_models.py, whatever the venv holds.
+    return {**os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join([str(REPO), str(BENCH)])}
+
+
+def model_names(venv: Path, library: Library) -> list[str]:
+    done = subprocess.run([str(venv_python(venv)), str(WORKER), "--list", library.name], capture_output=True,
+                          text=True, env=worker_env())
+    if done.returncode != 0:
+        raise SetupError(f"cannot list the models of {library.name}:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def run_worker(venv: Path, library: Library, model: str, mode: str, timeout: float) -> dict:
+    """One worker run; whatever goes wrong becomes {"status": "failed", "error": ...}."""
+    with tempfile.TemporaryDirectory() as folder:
+        result_path = os.path.join(folder, "result.json")
+        command = [str(venv_python(venv)), str(WORKER), library.name, library.package, model, mode, result_path]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=worker_env())
+        except subprocess.TimeoutExpired:
+            return {"status": "failed", "error": f"timeout after {timeout:.0f} s"}
+        if not os.path.exists(result_path):
+            last = next(iter(done.stderr.strip().splitlines()[-1:]), "")
+            return {"status": "failed", "error": f"crashed (exit code {done.returncode}): {last}"}
+        with open(result_path, encoding="utf-8") as handle:
+            return json.load(handle)
+
+
+def model_truth(name: str, eager: dict, dynamo: dict) -> dict:
+    failed = [(mode, run) for mode, run in (("eager", eager), ("dynamo", dynamo)) if run["status"] != "ok"]
+    if failed:
+        reason = "; ".join(f"{mode} run: {run['error']}" for mode, run in failed)
+        return {"name": name, "status": "skipped", "reason": reason}
+    return {"name": name, "status": "ok", "graphs": dynamo["graphs"], "executed": eager["lines"],
+            "breaks": dynamo["breaks"]}
+
+
+def generate_truth(venv: Path, libraries: list[Library], jobs: int, timeout: float) -> None:
+    installed = installed_libraries(venv)
+    check_pins(installed, libraries)
+    DATA.mkdir(exist_ok=True)
+    for library in libraries:
+        started = time.perf_counter()
+        names = model_names(venv, library)
+        tasks = [(name, mode) for name in names for mode in ("eager", "dynamo")]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = dict(zip(tasks, pool.map(lambda task: run_worker(venv, library, *task, timeout), tasks)))
+        models = [model_truth(name, runs[name, "eager"], runs[name, "dynamo"]) for name in names]
+        truth = {"library": library.name, "package": library.package, "version": library.version,
+                 "torch": installed["torch"]["version"], "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+                 "models": models}
+        path = DATA / f"{library.name}.json"
+        path.write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
+        ok = sum(model["status"] == "ok" for model in models)
+        sites = {(b["path"], b["line"]) for m in models for b in m.get("breaks", ()) if b["in_library"]}
+        print(f"{library.name} {library.version}: {ok}/{len(models)} models ran, {len(sites)} break sites, "
+              f"{time.perf_counter() - started:.0f} s -> {path.relative_to(REPO)}")
+        for model in models:
+            if model["status"] != "ok":
+                print(f"  skipped {model['name']}: {model['reason']}")
+
+
+def load_truth(library: Library) -> dict:
+    path = DATA / f"{library.name}.json"
+    if not path.exists():
+        raise SetupError(f"no ground truth at {path}: run `python bench/ecosystem.py truth`")
+    truth = json.loads(path.read_text(encoding="utf-8"))
+    if truth["version"] != library.version:
+        raise SetupError(f"{path} is for {library.name} {truth['version']}, pinned {library.version}: "
+                         "run `python bench/ecosystem.py truth`")
+    return truth
+
+
+def parse_ranges(text: str) -> set[int]:
+    """"1-3,7" -> {1, 2, 3, 7}."""
+    lines: set[int] = set()
+    for part in text.split(","):
+        start, _, end = part.partition("-")
+        lines.update(range(int(start), int(end or start) + 1))
+    return lines
+
+
+# the lint ----------------------------------------------------------------------------------------
+
+def lint_paths(root: str, library: Library, executed_files: Iterable[str]) -> list[str]:
+    """The package folder, except that in its sparse folders only the entries where a line ran."""
+    if not library.sparse:
+        return [root]
+    ran = {Path(path).parts for path in executed_files}
+    paths = []
+    for entry in sorted(os.listdir(root)):
+        if entry not in library.sparse:
+            paths.append(os.path.join(root, entry))
+            continue
+        used = sorted({parts[1] for parts in ran if len(parts) > 1 and parts[0] == entry})
+        paths += [os.path.join(root, entry, child) for child in used]
+    return [p for p in paths if os.path.isdir(p) or p.endswith(".py")]
+
+
+def lint(root: str, paths: list[str]) -> list[dict]:
+    """The working tree's static lint of `paths`, findings with paths relative to `root`."""
+    command = [sys.executable, "-m", "breakscan", "check", "--static", "--format", "json", "--no-cache",
+               "--exit-zero", *paths]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)  # cwd: `-m` imports the working tree
+    if done.returncode != 0:
+        raise SetupError(f"the lint failed (exit code {done.returncode}):\n{done.stderr[-2000:]}")
+    findings = json.loads(done.stdout)["findings"]
+    for finding in findings:
+        finding["path"] = os.path.relpath(os.path.realpath(finding["path"]), root)
+    return findings
+
+
+# the score ---------------------------------------------------------------------------------------
+
+def score(truth: dict, findings: list[dict]) -> dict:
+    executed: dict[str, set[int]] = defaultdict(set)
+    sites: dict[tuple[str, int], dict] = {}
+    models = [m for m in truth["models"] if m["status"] == "ok"]
+    for model in models:
+        for path, text in model["executed"].items():
+            executed[path] |= parse_ranges(text)
+        for brk in model["breaks"]:
+            if not brk["in_library"]:
+                continue
+            site = sites.setdefault((brk["path"], brk["line"]), {"gb_ids": set(), "models": set(), "reason": brk["reason"]})
+            site["gb_ids"].add(brk["gb_id"] or "no GB id")
+            site["models"].add(model["name"])
+    by_line: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for finding in findings:
+        by_line[finding["path"], finding["line"]].add(finding["rule"])
+    ran = [(key, rules) for key, rules in by_line.items() if key[1] in executed.get(key[0], ())]
+    true = sum(len(rules) for key, rules in ran if key in sites)
+    false_alarms = {f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
+                    for (path, line), rules in ran if (path, line) not in sites for rule in sorted(rules)}
+    found = {key for key in sites if key in by_line}
+    executed_lines = sum(len(lines) for lines in executed.values())
+    on_executed = true + len(false_alarms)
+    return {
+        "version": truth["version"],
+        "models": len(models),
+        "skipped": len(truth["models"]) - len(models),
+        "executed_lines": executed_lines,
+        "sites": len(sites),
+        "found": len(found),
+        "recall": ratio(len(found), len(sites)),
+        "findings": len(findings),
+        "findings_on_executed": on_executed,
+        "true": true,
+        "false_alarms": len(false_alarms),
+        "precision": ratio(true, on_executed),
+        "false_alarms_per_kloc": round(1000 * len(false_alarms) / executed_lines, 3) if executed_lines else None,
+        "false_alarm_sites": false_alarms,
+        "found_sites": {site_key(key, sites[key]): sorted(sites[key]["models"]) for key in sorted(found)},
+        "missed_sites": {site_key(key, sites[key]) + f" {sites[key]['reason']}": sorted(sites[key]["models"])
+                         for key in sorted(set(sites) - found)},
+    }
+
+
+def models_running(truth: dict, path: str, line: int) -> set[str]:
+    return {m["name"] for m in truth["models"] if m["status"] == "ok" and line in parse_ranges(m["executed"].get(path, "0"))}
+
+
+def site_key(key: tuple[str, int], site: dict) -> str:
+    return f"{key[0]}:{key[1]} {','.join(sorted(site['gb_ids']))}"
+
+
+def ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def totals(per_library: dict[str, dict]) -> dict:
+    counts = ("models", "skipped", "executed_lines", "sites", "found", "findings", "findings_on_executed", "true",
+              "false_alarms")
+    total = {key: sum(figures[key] for figures in per_library.values()) for key in counts}
+    total["recall"] = ratio(total["found"], total["sites"])
+    total["precision"] = ratio(total["true"], total["findings_on_executed"])
+    lines = total["executed_lines"]
+    total["false_alarms_per_kloc"] = round(1000 * total["false_alarms"] / lines, 3) if lines else None
+    return total
+
+
+# the report --------------------------------------------------------------------------------------
+
+COLUMNS = [("recall", "recall"), ("precision", "precision"), ("FA/kloc", "false_alarms_per_kloc"),
+           ("sites", "sites"), ("found", "found"), ("true", "true"), ("false al.", "false_alarms"),
+           ("exec lines", "executed_lines"), ("findings", "findings"), ("models", "models"), ("skipped", "skipped")]
+
+
+def table(rows: dict[str, dict]) -> str:
+    header = f"{'library':<26}" + "".join(f"{title:>11}" for title, _ in COLUMNS)
+    lines = [header, "─" * len(header)]
+    for name, figures in rows.items():
+        cells = "".join(f"{format_value(figures.get(key)):>11}" for _, key in COLUMNS)
+        lines.append(f"{name:<26}{cells}")
+    return "\n".join(lines)
+
+
+def format_value(value: object) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+# For each figure, whether a higher value is better.
+HIGHER_IS_BETTER = {"recall": True, "precision": True, "false_alarms_per_kloc": False, "found": True,
+                    "false_alarms": False}
+
+
+def diff(current: dict, baseline: dict) -> list[str]:
+    lines = []
+    for name, figures in current["libraries"].items():
+        before = baseline.get("libraries", {}).get(name)
+        if before is None:
+            lines.append(f"{name}: new (no baseline figures)")
+            continue
+        changes = []
+        for key, higher_better in HIGHER_IS_BETTER.items():
+            old, new = before.get(key), figures.get(key)
+            if old != new and old is not None and new is not None:
+                better = (new > old) == higher_better
+                changes.append(f"{key} {format_value(old)} -> {format_value(new)} ({'better' if better else 'worse'})")
+        if before.get("version") != figures["version"]:
+            changes.append(f"version {before.get('version')} -> {figures['version']}")
+        flips = [
+            *(f"  new false alarm    {key}" for key in sorted(set(figures["false_alarm_sites"]) - set(before["false_alarm_sites"]))),
+            *(f"  fixed false alarm  {key}" for key in sorted(set(before["false_alarm_sites"]) - set(figures["false_alarm_sites"]))),
+            *(f"  newly found site   {key}" for key in sorted(set(figures["found_sites"]) - set(before["found_sites"]))),
+            *(f"  lost site          {key}" for key in sorted(set(before["found_sites"]) - set(figures["found_sites"]))),
+        ]
+        lines.append(f"{name}: " + ("; ".join(changes) if changes else "unchanged"))
+        lines += flips
+    return lines
+
+
+def listing(title: str, entries: dict[str, list[str]], top: int | None) -> list[str]:
+    shown = list(entries.items())[:top] if top is not None else list(entries.items())
+    lines = [f"  {title} ({len(entries)})"] + [f"    {key}   [{', '.join(models)}]" for key, models in shown]
+    if len(shown) < len(entries):
+        lines.append(f"    … {len(entries) - len(shown)} more in {DETAILS.relative_to(REPO)}")
+    return lines
+
+
+def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> None:
+    installed = installed_libraries(venv)
+    check_pins(installed, libraries)
+    truths = {library.name: load_truth(library) for library in libraries}
+    per_library, lint_seconds = {}, {}
+    for library in libraries:
+        root = installed[library.name]["dir"]
+        truth = truths[library.name]
+        executed_files = {path for m in truth["models"] if m["status"] == "ok" for path in m["executed"]}
+        started = time.perf_counter()
+        findings = lint(root, lint_paths(root, library, executed_files))
+        lint_seconds[library.name] = time.perf_counter() - started
+        per_library[library.name] = score(truth, findings)
+    current = {"torch": installed["torch"]["version"], "libraries": per_library, "total": totals(per_library)}
+
+    print(table({**per_library, "total": current["total"]}))
+    print(f"\nlint: {sum(lint_seconds.values()):.0f} s ("
+          + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in lint_seconds.items()) + ")")
+    details = []
+    for name, figures in per_library.items():
+        details += [f"{name} {figures['version']}",
+                    *listing("false alarms (file:line rule [models that ran the line])", figures["false_alarm_sites"], None),
+                    *listing("missed sites (file:line GB ids reason [models])", figures["missed_sites"], None)]
+    DETAILS.write_text("\n".join(details) + "\n", encoding="utf-8")
+    print(f"\nfalse alarms and missed sites (first {top} of each; all in {DETAILS.relative_to(REPO)})")
+    for name, figures in per_library.items():
+        print(name)
+        print("\n".join(listing("false alarms", figures["false_alarm_sites"], top)))
+        print("\n".join(listing("missed sites", figures["missed_sites"], top)))
+
+    if BASELINE.exists():
+        baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
+        print(f"\nagainst the baseline ({BASELINE.relative_to(REPO)})")
+        print("\n".join(diff(current, baseline)))
+    else:
+        print(f"\nno baseline yet ({BASELINE.relative_to(REPO)}): --save writes one")
+    if save:
+        BASELINE.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"saved the figures as the baseline: {BASELINE.relative_to(REPO)}")
+
+
+# the command line --------------------------------------------------------------------------------
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", default="score", choices=("setup", "truth", "score"))
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help=f"scratch venv (default {DEFAULT_VENV.relative_to(REPO)})")
+    parser.add_argument("--library", action="append", choices=list(BY_NAME), help="only this library (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2, help="model runs at once (truth; default 2)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per model run (truth; default 300)")
+    parser.add_argument("--save", action="store_true", help="make these figures the baseline (score)")
+    parser.add_argument("--top", type=int, default=10, help="false alarms and missed sites shown per library (score)")
+    args = parser.parse_args()
+    libraries = [BY_NAME[name] for name in args.library] if args.library else LIBRARIES
+    venv = args.venv.resolve()
+    try:
+        if args.command == "setup":
+            setup(venv)
+        elif args.command == "truth":
+            generate_truth(venv, libraries, args.jobs, args.timeout)
+        else:
+            run_score(venv, libraries, args.save, args.top)
+    except SetupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,458 @@
+"""The models `bench/ecosystem.py` runs: small random-weight models built from each library's own
+configs and constructors (nothing is downloaded), with inputs, each a few seconds on CPU.
+
+Imported only by the worker, inside the ecosystem venv where the libraries are installed. A spec's
+`build()` returns `(callable, args, kwargs)`; it is called after `torch.manual_seed(0)`, so the
+eager run and the TorchDynamo run see the same weights and the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import torch
+
+Built = tuple[Callable[..., Any], tuple, dict]
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    build: Callable[[], Built]
+    train: bool = False  # run in training mode with gradients (e.g. codebook updates), else eval + no_grad
+
+
+def _tokens(vocab: int = 100, batch: int = 2, length: int = 8) -> torch.Tensor:
+    return torch.randint(0, vocab, (batch, length))
+
+
+# transformers ------------------------------------------------------------------------------------
+
+_TINY_LM = dict(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+
+
+def _causal_lm(config_name: str, model_name: str, **extra: Any) -> Built:
+    import transformers
+
+    config = getattr(transformers, config_name)(**{**_TINY_LM, **extra})
+    model = getattr(transformers, model_name)(config)
+    return model, (), {"input_ids": _tokens()}
+
+
+def _bert() -> Built:
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=64)
+    ids = _tokens()
+    return BertForSequenceClassification(config), (), {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def _gpt2() -> Built:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64)
+    return GPT2LMHeadModel(config), (), {"input_ids": _tokens()}
+
+
+def _t5() -> Built:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                      decoder_start_token_id=0)
+    return T5ForConditionalGeneration(config), (), {"input_ids": _tokens(), "decoder_input_ids": _tokens(length=4)}
+
+
+def _bart() -> Built:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    config = BartConfig(vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                        max_position_embeddings=64)
+    return BartForConditionalGeneration(config), (), {"input_ids": _tokens(), "decoder_input_ids": _tokens(length=4)}
+
+
+def _vit() -> Built:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
+                       num_attention_heads=4, intermediate_size=64, num_labels=10)
+    return ViTForImageClassification(config), (), {"pixel_values": torch.randn(2, 3, 32, 32)}
+
+
+def _clip() -> Built:
+    from transformers import CLIPConfig, CLIPModel
+
+    text = dict(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                max_position_embeddings=16)
+    vision = dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4)
+    model = CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
+    return model, (), {"input_ids": _tokens(), "pixel_values": torch.randn(2, 3, 32, 32)}
+
+
+def _whisper() -> Built:
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    config = WhisperConfig(vocab_size=100, num_mel_bins=16, d_model=32, encoder_layers=2, decoder_layers=2,
+                           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+                           decoder_ffn_dim=64, max_source_positions=16, max_target_positions=16,
+                           decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, bos_token_id=0)
+    features = torch.randn(2, 16, 32)  # 2 x max_source_positions frames, halved by the conv stride
+    return WhisperForConditionalGeneration(config), (), {"input_features": features,
+                                                        "decoder_input_ids": _tokens(length=4)}
+
+
+TRANSFORMERS = [
+    Spec("llama", partial(_causal_lm, "LlamaConfig", "LlamaForCausalLM")),
+    Spec("mistral", partial(_causal_lm, "MistralConfig", "MistralForCausalLM")),
+    Spec("qwen2", partial(_causal_lm, "Qwen2Config", "Qwen2ForCausalLM")),
+    Spec("mixtral", partial(_causal_lm, "MixtralConfig", "MixtralForCausalLM", num_local_experts=4,
+                            num_experts_per_tok=2)),
+    Spec("gpt2", _gpt2),
+    Spec("bert", _bert),
+    Spec("t5", _t5),
+    Spec("bart", _bart),
+    Spec("vit", _vit),
+    Spec("clip", _clip),
+    Spec("whisper", _whisper),
+]
+
+
+# diffusers ---------------------------------------------------------------------------------------
+
+def _unet2d() -> Built:
+    from diffusers import UNet2DModel
+
+    model = UNet2DModel(sample_size=16, in_channels=3, out_channels=3, block_out_channels=(32, 64),
+                        down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                        up_block_types=("AttnUpBlock2D", "UpBlock2D"), layers_per_block=1, norm_num_groups=8,
+                        attention_head_dim=8)
+    return model, (torch.randn(2, 3, 16, 16), torch.tensor([10, 20])), {}
+
+
+def _unet2d_condition() -> Built:
+    from diffusers import UNet2DConditionModel
+
+    model = UNet2DConditionModel(sample_size=16, in_channels=4, out_channels=4, block_out_channels=(32, 64),
+                                 down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                                 up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), layers_per_block=1,
+                                 cross_attention_dim=32, attention_head_dim=8, norm_num_groups=8)
+    return model, (torch.randn(2, 4, 16, 16), torch.tensor(10), torch.randn(2, 6, 32)), {}
+
+
+def _autoencoder_kl() -> Built:
+    from diffusers import AutoencoderKL
+
+    model = AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(16, 32),
+                          down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+                          up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), latent_channels=4,
+                          norm_num_groups=8, layers_per_block=1, sample_size=16)
+    return model, (torch.randn(1, 3, 16, 16),), {}
+
+
+def _vq_model() -> Built:
+    from diffusers import VQModel
+
+    model = VQModel(in_channels=3, out_channels=3, block_out_channels=(16, 32),
+                    down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+                    up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), latent_channels=4,
+                    norm_num_groups=8, layers_per_block=1, num_vq_embeddings=16, vq_embed_dim=4)
+    return model, (torch.randn(1, 3, 16, 16),), {}
+
+
+def _dit() -> Built:
+    from diffusers import DiTTransformer2DModel
+
+    model = DiTTransformer2DModel(num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=4,
+                                  num_layers=2, sample_size=8, patch_size=2, num_embeds_ada_norm=10,
+                                  norm_num_groups=8)
+    return model, (torch.randn(2, 4, 8, 8),), {"timestep": torch.tensor([1, 2]), "class_labels": torch.tensor([0, 1])}
+
+
+def _sd3() -> Built:
+    from diffusers import SD3Transformer2DModel
+
+    model = SD3Transformer2DModel(sample_size=8, patch_size=2, in_channels=4, out_channels=4, num_layers=2,
+                                  attention_head_dim=8, num_attention_heads=2, joint_attention_dim=32,
+                                  caption_projection_dim=16, pooled_projection_dim=16, pos_embed_max_size=16)
+    return model, (), {"hidden_states": torch.randn(2, 4, 8, 8), "encoder_hidden_states": torch.randn(2, 6, 32),
+                       "pooled_projections": torch.randn(2, 16), "timestep": torch.tensor([1, 2])}
+
+
+def _flux() -> Built:
+    from diffusers import FluxTransformer2DModel
+
+    model = FluxTransformer2DModel(patch_size=1, in_channels=16, num_layers=1, num_single_layers=1,
+                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                                   pooled_projection_dim=16, axes_dims_rope=(4, 6, 6))
+    tokens, text = 16, 6
+    return model, (), {"hidden_states": torch.randn(1, tokens, 16), "encoder_hidden_states": torch.randn(1, text, 32),
+                       "pooled_projections": torch.randn(1, 16), "timestep": torch.tensor([0.5]),
+                       "img_ids": torch.zeros(tokens, 3), "txt_ids": torch.zeros(text, 3)}
+
+
+def _scheduler_step(name: str) -> Built:
+    import diffusers
+
+    scheduler = getattr(diffusers, name)(num_train_timesteps=100)
+    scheduler.set_timesteps(10)
+    timestep = scheduler.timesteps[0]
+
+    def step(output: torch.Tensor, sample: torch.Tensor) -> torch.Tensor:
+        return scheduler.step(output, timestep, sample).prev_sample
+
+    return step, (torch.randn(1, 4, 8, 8), torch.randn(1, 4, 8, 8)), {}
+
+
+DIFFUSERS = [
+    Spec("unet2d", _unet2d),
+    Spec("unet2d_condition", _unet2d_condition),
+    Spec("autoencoder_kl", _autoencoder_kl),
+    Spec("vq_model", _vq_model),
+    Spec("dit", _dit),
+    Spec("sd3_transformer", _sd3),
+    Spec("flux_transformer", _flux),
+    Spec("ddim_step", partial(_scheduler_step, "DDIMScheduler")),
+    Spec("euler_step", partial(_scheduler_step, "EulerDiscreteScheduler")),
+]
+
+
+# kornia ------------------------------------------------------------------------------------------
+
+def _image(batch: int = 2, channels: int = 3, size: int = 32) -> torch.Tensor:
+    return torch.rand(batch, channels, size, size)
+
+
+def _kornia_function(dotted: str, *args: Any, channels: int = 3, **kwargs: Any) -> Built:
+    import importlib
+
+    module, name = dotted.rsplit(".", 1)
+    function = getattr(importlib.import_module(module), name)
+
+    def call(image: torch.Tensor) -> Any:
+        return function(image, *args, **kwargs)
+
+    return call, (_image(channels=channels),), {}
+
+
+def _kornia_module(dotted: str, *args: Any, channels: int = 3, **kwargs: Any) -> Built:
+    import importlib
+
+    module, name = dotted.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)(*args, **kwargs), (_image(channels=channels),), {}
+
+
+def _augmentation_sequential() -> Built:
+    import kornia.augmentation as K
+
+    pipeline = K.AugmentationSequential(K.RandomHorizontalFlip(p=0.5), K.ColorJitter(0.2, 0.2, 0.2, 0.1, p=1.0),
+                                        K.RandomAffine(degrees=15.0, p=1.0))
+    return pipeline, (_image(),), {}
+
+
+def _warp_perspective() -> Built:
+    from kornia.geometry.transform import get_perspective_transform, warp_perspective
+
+    def warp(image: torch.Tensor, corners: torch.Tensor) -> torch.Tensor:
+        target = torch.tensor([[[0.0, 0.0], [31.0, 0.0], [31.0, 31.0], [0.0, 31.0]]]).expand_as(corners)
+        return warp_perspective(image, get_perspective_transform(corners, target), (32, 32))
+
+    corners = torch.tensor([[[1.0, 2.0], [30.0, 1.0], [29.0, 30.0], [2.0, 28.0]]]).repeat(2, 1, 1)
+    return warp, (_image(), corners), {}
+
+
+def _focal_loss() -> Built:
+    from kornia.losses import FocalLoss
+
+    return FocalLoss(alpha=0.5, gamma=2.0, reduction="mean"), (torch.randn(4, 5, 8, 8), torch.randint(0, 5, (4, 8, 8))), {}
+
+
+KORNIA = [
+    Spec("gaussian_blur2d", partial(_kornia_function, "kornia.filters.gaussian_blur2d", (5, 5), (1.5, 1.5))),
+    Spec("canny", partial(_kornia_module, "kornia.filters.Canny")),
+    Spec("rgb_to_hsv", partial(_kornia_module, "kornia.color.RgbToHsv")),
+    Spec("equalize", partial(_kornia_function, "kornia.enhance.equalize")),
+    Spec("dilation", partial(_kornia_function, "kornia.morphology.dilation", torch.ones(3, 3))),
+    Spec("harris_response", partial(_kornia_function, "kornia.feature.harris_response", channels=1)),
+    Spec("sift_descriptor", partial(_kornia_module, "kornia.feature.SIFTDescriptor", 32, 8, 4, channels=1)),
+    Spec("augmentation_sequential", _augmentation_sequential),
+    Spec("warp_perspective", _warp_perspective),
+    Spec("focal_loss", _focal_loss),
+]
+
+
+# x-transformers ----------------------------------------------------------------------------------
+
+def _x_decoder(**layers: Any) -> Built:
+    from x_transformers import Decoder, TransformerWrapper
+
+    model = TransformerWrapper(num_tokens=100, max_seq_len=32,
+                               attn_layers=Decoder(dim=32, depth=2, heads=4, **layers))
+    return model, (_tokens(),), {}
+
+
+def _x_encoder() -> Built:
+    from x_transformers import Encoder, TransformerWrapper
+
+    model = TransformerWrapper(num_tokens=100, max_seq_len=32, attn_layers=Encoder(dim=32, depth=2, heads=4))
+    ids = _tokens()
+    return model, (ids,), {"mask": torch.ones_like(ids, dtype=torch.bool)}
+
+
+def _x_vit() -> Built:
+    from x_transformers import Encoder, ViTransformerWrapper
+
+    model = ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10,
+                                 attn_layers=Encoder(dim=32, depth=2, heads=4))
+    return model, (_image(),), {}
+
+
+def _x_enc_dec() -> Built:
+    from x_transformers import XTransformer
+
+    model = XTransformer(dim=32, enc_num_tokens=100, enc_depth=1, enc_heads=4, enc_max_seq_len=32,
+                         dec_num_tokens=100, dec_depth=1, dec_heads=4, dec_max_seq_len=32)
+    source = _tokens()
+    return model, (source, _tokens()), {"mask": torch.ones_like(source, dtype=torch.bool)}
+
+
+def _x_continuous() -> Built:
+    from x_transformers import ContinuousTransformerWrapper, Decoder
+
+    model = ContinuousTransformerWrapper(dim_in=8, dim_out=8, max_seq_len=32,
+                                         attn_layers=Decoder(dim=32, depth=2, heads=4))
+    return model, (torch.randn(2, 8, 8),), {}
+
+
+def _x_autoregressive() -> Built:
+    from x_transformers import AutoregressiveWrapper, Decoder, TransformerWrapper
+
+    model = AutoregressiveWrapper(TransformerWrapper(num_tokens=100, max_seq_len=32,
+                                                     attn_layers=Decoder(dim=32, depth=2, heads=4)))
+    return model, (_tokens(length=9),), {}
+
+
+X_TRANSFORMERS = [
+    Spec("decoder", _x_decoder),
+    Spec("decoder_rotary_ff_glu", partial(_x_decoder, rotary_pos_emb=True, ff_glu=True, attn_qk_norm=True)),
+    Spec("decoder_alibi", partial(_x_decoder, alibi_pos_bias=True)),
+    Spec("decoder_residual_attn", partial(_x_decoder, residual_attn=True, macaron=True)),
+    Spec("encoder_masked", _x_encoder),
+    Spec("vit", _x_vit),
+    Spec("xtransformer_enc_dec", _x_enc_dec),
+    Spec("continuous", _x_continuous),
+    Spec("autoregressive_loss", _x_autoregressive, train=True),
+]
+
+
+# vector-quantize-pytorch -------------------------------------------------------------------------
+
+def _quantizer(name: str, shape: tuple[int, ...] = (2, 16, 32), **kwargs: Any) -> Built:
+    import vector_quantize_pytorch
+
+    return getattr(vector_quantize_pytorch, name)(**kwargs), (torch.randn(*shape),), {}
+
+
+VECTOR_QUANTIZE = [
+    Spec("vector_quantize", partial(_quantizer, "VectorQuantize", dim=32, codebook_size=64), train=True),
+    Spec("vector_quantize_cosine", partial(_quantizer, "VectorQuantize", dim=32, codebook_size=64,
+                                           use_cosine_sim=True, kmeans_init=True), train=True),
+    Spec("residual_vq", partial(_quantizer, "ResidualVQ", dim=32, num_quantizers=3, codebook_size=64), train=True),
+    Spec("grouped_residual_vq", partial(_quantizer, "GroupedResidualVQ", dim=32, groups=2, num_quantizers=2,
+                                        codebook_size=64), train=True),
+    Spec("fsq", partial(_quantizer, "FSQ", levels=[8, 5, 5, 5], shape=(2, 16, 4))),
+    Spec("residual_fsq", partial(_quantizer, "ResidualFSQ", dim=32, levels=[8, 5, 5], num_quantizers=2)),
+    Spec("lfq", partial(_quantizer, "LFQ", dim=16, codebook_size=2 ** 4, shape=(2, 16, 16)), train=True),
+    Spec("residual_lfq", partial(_quantizer, "ResidualLFQ", dim=32, codebook_size=2 ** 4, num_quantizers=2),
+         train=True),
+    Spec("latent_quantize", partial(_quantizer, "LatentQuantize", levels=[5, 5, 8], dim=32, shape=(2, 32, 4, 4))),
+    Spec("sim_vq", partial(_quantizer, "SimVQ", dim=32, codebook_size=64), train=True),
+    Spec("random_projection", partial(_quantizer, "RandomProjectionQuantizer", dim=32, codebook_size=64,
+                                      codebook_dim=16)),
+]
+
+
+# torch-geometric ---------------------------------------------------------------------------------
+
+def _graph(nodes: int = 20, edges: int = 60, features: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(nodes, features), torch.randint(0, nodes, (2, edges))
+
+
+def _conv(name: str, **kwargs: Any) -> Built:
+    import torch_geometric.nn as pyg
+
+    return getattr(pyg, name)(16, 32, **kwargs), _graph(), {}
+
+
+def _gin() -> Built:
+    from torch_geometric.nn import GINConv
+
+    mlp = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32))
+    return GINConv(mlp), _graph(), {}
+
+
+def _gcn_model() -> Built:
+    from torch_geometric.nn.models import GCN
+
+    return GCN(in_channels=16, hidden_channels=32, num_layers=2, out_channels=4), _graph(), {}
+
+
+def _graph_classifier() -> Built:
+    from torch_geometric.nn import GCNConv, global_mean_pool
+
+    class GraphClassifier(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = GCNConv(16, 32)
+            self.head = torch.nn.Linear(32, 3)
+
+        def forward(self, x: torch.Tensor, edge_index: torch.Tensor, batch: torch.Tensor) -> torch.Tensor:
+            return self.head(global_mean_pool(self.conv(x, edge_index).relu(), batch, size=4))
+
+    x, edge_index = _graph()
+    return GraphClassifier(), (x, edge_index, torch.arange(20) // 5), {}
+
+
+def _topk_pooling() -> Built:
+    from torch_geometric.nn import TopKPooling
+
+    return TopKPooling(16, ratio=0.5), _graph(), {}
+
+
+def _to_dense() -> Built:
+    from torch_geometric.utils import to_dense_adj, to_dense_batch
+
+    def dense(x: torch.Tensor, edge_index: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        batch = torch.arange(20) // 5
+        return to_dense_batch(x, batch, batch_size=4, max_num_nodes=5)[0], to_dense_adj(edge_index, max_num_nodes=20)
+
+    return dense, _graph(), {}
+
+
+TORCH_GEOMETRIC = [
+    Spec("gcn_conv", partial(_conv, "GCNConv")),
+    Spec("gat_conv", partial(_conv, "GATConv", heads=2)),
+    Spec("gatv2_conv", partial(_conv, "GATv2Conv")),
+    Spec("sage_conv", partial(_conv, "SAGEConv")),
+    Spec("transformer_conv", partial(_conv, "TransformerConv", heads=2)),
+    Spec("gin_conv", _gin),
+    Spec("gcn_model", _gcn_model),
+    Spec("graph_classifier", _graph_classifier),
+    Spec("topk_pooling", _topk_pooling),
+    Spec("to_dense", _to_dense),
+]
+
+
+MODELS: dict[str, list[Spec]] = {
+    "transformers": TRANSFORMERS,
+    "diffusers": DIFFUSERS,
+    "kornia": KORNIA,
+    "x-transformers": X_TRANSFORMERS,
+    "vector-quantize-pytorch": VECTOR_QUANTIZE,
+    "torch-geometric": TORCH_GEOMETRIC,
+}
