@@ -108,6 +108,10 @@ class RegionContext:
         """Certainly or probably a tensor (an optional tensor counts)."""
         return self._walker.value(node) in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS)
 
+    def is_known_tensor(self, node: cst.BaseExpression) -> bool:
+        """Certainly a tensor, or a tensor or None: not merely a value the analysis lost track of."""
+        return self._walker.value(node) in (v.TENSOR, v.MAYBE_TENSOR)
+
     def is_bool_tested_tensor(self, node: cst.BaseExpression) -> bool:
         """Whether `bool(node)` needs a tensor's data: a tensor, not an optional tensor's None check."""
         return self._walker.value(node) == v.TENSOR
@@ -133,10 +137,18 @@ class RegionContext:
         return module is not None and qualified in module.disabled_names
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
-               severity: Severity | None = None) -> None:
+               severity: Severity | None = None, unknown: cst.BaseExpression | None = None) -> None:
+        """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
+        what it is (a call into code it cannot read, a loop over something untracked): the finding
+        is then a warning that names it, not an error."""
         walker = self._walker
         if self._captured(rule, node):
             return
+        if unknown is not None:
+            severity = "warning"
+            what = cst.Module(body=[]).code_for_node(unknown)
+            what = what if len(what) <= 40 else what[:37] + "..."
+            message = (f"{message or rule.message} (if `{what}` is a tensor: breakscan cannot tell what it is)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, order=next(walker.events),

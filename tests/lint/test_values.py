@@ -23,3 +23,20 @@ class Layers(torch.nn.Module):
         return x if memory is None else x + memory
 """)
     assert outcome.findings == []
+
+
+def test_a_finding_that_rests_on_an_unreadable_value_is_a_warning_naming_it(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+from somewhere_unreadable import make_stats
+
+@torch.compile
+def fn(x):
+    known = x.sum().item()
+    guessed = make_stats(x).item()
+    return x * known * guessed
+""")
+    by_line = {f.line: f for f in outcome.findings}
+    assert by_line[6].severity == "error" and by_line[6].rule == "BS101"
+    assert by_line[7].severity == "warning" and by_line[7].rule == "BS101"
+    assert "`make_stats(x)` is a tensor" in by_line[7].message

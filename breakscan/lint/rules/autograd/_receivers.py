@@ -17,3 +17,12 @@ def may_be_tensor(node: cst.BaseExpression, ctx) -> bool:
     if value != v.OTHER:
         return False
     return isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and ctx.qualname(node) is None
+
+
+def report_on_receiver(rule, node: cst.CSTNode, receiver: cst.BaseExpression, ctx) -> None:
+    """Report a tensor-only method or attribute use: an error on a known tensor, a warning naming
+    the receiver when the analysis cannot tell what it is."""
+    if ctx.is_known_tensor(receiver) or ctx.value(receiver) == v.TENSORS:
+        ctx.report(rule, node)
+    elif may_be_tensor(receiver, ctx):
+        ctx.report(rule, node, unknown=receiver)

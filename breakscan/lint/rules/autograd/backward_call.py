@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.autograd._receivers import may_be_tensor
+from breakscan.lint.rules.autograd._receivers import report_on_receiver
 
 
 class BackwardCall(Rule):
@@ -106,5 +106,5 @@ class BackwardCall(Rule):
         func = node.func
         if ctx.qualname(func) == "torch.autograd.backward":
             ctx.report(self, node)
-        elif isinstance(func, cst.Attribute) and func.attr.value == "backward" and may_be_tensor(func.value, ctx):
-            ctx.report(self, node)
+        elif isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            report_on_receiver(self, node, func.value, ctx)

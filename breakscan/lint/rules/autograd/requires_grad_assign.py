@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.autograd._receivers import may_be_tensor
+from breakscan.lint.rules.autograd._receivers import report_on_receiver
 
 
 class RequiresGradAssign(Rule):
@@ -84,5 +84,4 @@ class RequiresGradAssign(Rule):
     def _check(self, target: cst.BaseExpression, ctx) -> None:
         if not (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"):
             return
-        if may_be_tensor(target.value, ctx):
-            ctx.report(self, target)
+        report_on_receiver(self, target, target.value, ctx)

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.autograd._receivers import may_be_tensor
+from breakscan.lint.rules.autograd._receivers import report_on_receiver
 
 
 class RetainGrad(Rule):
@@ -65,5 +65,5 @@ class RetainGrad(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "retain_grad" and may_be_tensor(func.value, ctx):
-            ctx.report(self, node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "retain_grad":
+            report_on_receiver(self, node, func.value, ctx)

@@ -94,8 +94,10 @@ class TensorItem(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
             # `.item()` is a tensor method; receivers the value inference lost track of (elements of
             # lists of tensors, attributes) are tensors too, unless they are plainly Python values.
-            if ctx.is_tensor(func.value) or not _plain_python(func.value):
+            if ctx.is_tensor(func.value):
                 ctx.report(self, node)
+            elif not _plain_python(func.value):
+                ctx.report(self, node, unknown=func.value)
 
 
 def _plain_python(node: cst.BaseExpression) -> bool:
