@@ -49,6 +49,17 @@ class LibrarySite:
 
 
 @dataclass(frozen=True)
+class BreakRef:
+    """A break a finding was matched to by the fuser: `report.targets[target].breaks[index]`.
+    `at_site`: the finding is the construct that broke (at the break's line, or its library
+    line), not a call on the way to it."""
+
+    target: int
+    index: int
+    at_site: bool = True
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     name: str
@@ -60,9 +71,11 @@ class Finding:
     chain: tuple[str, ...] = ()
     status: FindingStatus = "static-only"
     fix: Fix | None = None
-    # Filled by the fuser: how often the confirmed break happened, and in which target.
+    # Filled by the fuser: how often the confirmed break happened in `target`, the first target
+    # that had it, and every break it was matched to (renderers read these; they never re-match).
     count: int = 0
     target: str | None = None
+    breaks: tuple[BreakRef, ...] = ()
     # Where each function of `chain` calls the next (len(chain) - 1 frames), when known.
     call_sites: tuple[Frame, ...] = ()
     # Set when the construct is in an installed package's code, reached with `--follow`.
@@ -94,6 +107,17 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class LibraryFrame:
+    """Where TorchDynamo broke inside an installed library (the break's path and line stay the
+    user's innermost frame: the call into the library)."""
+
+    package: str
+    path: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
 class Break:
     """One graph-break site seen while running a target, merged over its occurrences."""
 
@@ -108,6 +132,10 @@ class Break:
     explanation: str | None = None
     # Dynamo gave up on the whole frame here (e.g. a break in a loop): the rest runs eagerly.
     frame_skipped: bool = False
+    library: LibraryFrame | None = None
+    # How many of the target's graphs ran before the break's first occurrence (from the order
+    # TorchDynamo compiled them in); None when not recorded.
+    graphs_before: int | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +230,15 @@ class Report:
     verification: Verification | None = None
     # Which findings give exit code 1: "warning" (warnings and errors) or "error" (errors only).
     fail_on: FailOn = "warning"
+
+    def break_of(self, ref: BreakRef) -> Break:
+        return self.targets[ref.target].breaks[ref.index]
+
+    def explained_break(self, finding: Finding) -> Break | None:
+        """The break a finding stands for: the first it names at its own site, else the first on
+        its chain; None when it was not confirmed."""
+        refs = sorted(finding.breaks, key=lambda ref: not ref.at_site)
+        return self.break_of(refs[0]) if refs else None
 
     @property
     def exit_code(self) -> int:

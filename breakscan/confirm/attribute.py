@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from breakscan.confirm.capture import BreakEvent, GraphEvent, parse_message
 from breakscan.confirm.registry import Registry
-from breakscan.model import Break, Frame, GraphInfo
+from breakscan.model import Break, Frame, GraphInfo, LibraryFrame
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_\d+$")
 
@@ -156,20 +156,35 @@ def _full_stack(event: BreakEvent, user: UserFiles) -> list[Frame]:
     return _without_resumed_callers([*event.outer, *event.stack])
 
 
-def _user_stack(frames: Sequence[Frame], user: UserFiles) -> tuple[tuple[Frame, ...], Frame]:
-    """The stack to show, outermost first, and the site: user frames down to the site, then what
-    the site called (e.g. `copy.deepcopy`); torch's and breakscan's own frames are left out."""
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<top>[^/\\]+)")
+
+
+def installed_package(path: str) -> str | None:
+    """The top-level package of a file in an install location (`.../site-packages/vqlib/a.py`:
+    vqlib; a single-module distribution: its module name), else None."""
+    found = list(_INSTALLED.finditer(os.path.realpath(path)))
+    return os.path.splitext(found[-1]["top"])[0] if found else None
+
+
+def _user_stack(frames: Sequence[Frame], user: UserFiles
+                ) -> tuple[tuple[Frame, ...], Frame, LibraryFrame | None]:
+    """The stack to show, outermost first, the site, and the library frame it broke in: user
+    frames down to the site, then what the site called (e.g. `copy.deepcopy`, an installed
+    library), whose innermost installed-package frame is where TorchDynamo broke in a library;
+    torch's and breakscan's own frames are left out."""
     named = [replace(f, function=real_function_name(f.function)) for f in frames]
-    named = [replace(f, function=qualified_name(f.path, f.line, f.function)) if f.path in user
-             else f for f in named]
+    named = [replace(f, function=qualified_name(f.path, f.line, f.function))
+             if f.path in user or installed_package(f.path) else f for f in named]
     site = _site_index(named, user)
     head = [f for f in named[:site] if f.path in user]
     tail = [f for f in named[site + 1:] if not user.is_library(f.path)]
-    return tuple([*head, named[site], *tail]), named[site]
+    inside = next(((f, package) for f in reversed(tail) if (package := installed_package(f.path))), None)
+    library = LibraryFrame(inside[1], inside[0].path, inside[0].line, inside[0].function) if inside else None
+    return tuple([*head, named[site], *tail]), named[site], library
 
 
 def _first_occurrence(event: BreakEvent, user: UserFiles, registry: Registry | None) -> Break:
-    stack, site = _user_stack(_full_stack(event, user), user)
+    stack, site, library = _user_stack(_full_stack(event, user), user)
     parts = parse_message(event.message)
     gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
     entry = registry.by_id.get(gb_id) if registry and gb_id else None
@@ -183,33 +198,52 @@ def _first_occurrence(event: BreakEvent, user: UserFiles, registry: Registry | N
         stack=stack,
         explanation=parts.explanation or (entry.explanation if entry else None),
         frame_skipped=event.skips_frame,
+        library=library,
     )
 
 
-def merge_breaks(events: Iterable[BreakEvent], user: UserFiles, registry: Registry | None) -> list[Break]:
+def merge_breaks(events: Iterable[BreakEvent], user: UserFiles, registry: Registry | None,
+                 graphs: Sequence[GraphEvent] = ()) -> list[Break]:
     """One `Break` per (path, line, break kind), counting occurrences, in first-seen order; the
     longest stack seen is kept (a helper's break is seen inlined in its caller, then again when
-    the helper is compiled as a frame of its own)."""
-    sites: dict[tuple[str, int, str], Break] = {}
+    the helper is compiled as a frame of its own).
+
+    `graphs_before`, from the order of compiles: a compile's graph runs before its break, so
+    the graphs (with operations) of every compile up to the break's own ran before it. A break
+    first seen while inlining a helper really happens in the next compile, the helper's own
+    frame, after that frame's first graph: when the helper's compile sees it again, it counts."""
+    ran = [g.compile for g in graphs if g.ops]
+    sites: dict[tuple[str, int, str, tuple[str, int] | None], Break] = {}
+    first_seen: dict[tuple[str, int, str, tuple[str, int] | None], BreakEvent] = {}
     for event in events:
         if not event.stack:
             continue
         brk = _first_occurrence(event, user, registry)
-        key = (brk.path, brk.line, brk.gb_id or brk.gb_type or brk.reason)
-        found = sites.get(key)
-        sites[key] = brk if found is None else replace(
+        inside = (brk.library.path, brk.library.line) if brk.library else None
+        key = (brk.path, brk.line, brk.gb_id or brk.gb_type or brk.reason, inside)
+        before = sum(1 for number in ran if number <= event.compile)
+        found, first = sites.get(key), first_seen.get(key)
+        if found is None or first is None:
+            sites[key], first_seen[key] = replace(brk, graphs_before=before), event
+            continue
+        own_frame = found.count == 1 and event.compile == first.compile + 1 and len(event.stack) < len(first.stack)
+        sites[key] = replace(
             found,
             count=found.count + 1,
             frame_skipped=found.frame_skipped or brk.frame_skipped,
             stack=brk.stack if len(brk.stack) > len(found.stack) else found.stack,
+            graphs_before=before if own_frame else found.graphs_before,
         )
     return list(sites.values())
 
 
 def graph_infos(events: Iterable[GraphEvent], user: UserFiles) -> list[GraphInfo]:
-    """Ops per graph and the user lines they came from (in the file most of them came from)."""
-    infos = []
-    for index, event in enumerate(events):
+    """Ops per graph and the user lines they came from (in the file most of them came from); graphs
+    without operations are left out."""
+    infos: list[GraphInfo] = []
+    for event in events:
+        if not event.ops:  # an empty graph runs nothing: left out, and not counted
+            continue
         origins = []
         for frames in event.op_stacks:
             found = user_frame(frames, user)
@@ -217,5 +251,5 @@ def graph_infos(events: Iterable[GraphEvent], user: UserFiles) -> list[GraphInfo
                 origins.append((frames[found].path, frames[found].line))
         path = Counter(p for p, _ in origins).most_common(1)[0][0] if origins else None
         lines = tuple(sorted({line for p, line in origins if p == path}))
-        infos.append(GraphInfo(index=index, op_count=len(event.ops), ops=event.ops, lines=lines, path=path))
+        infos.append(GraphInfo(index=len(infos), op_count=len(event.ops), ops=event.ops, lines=lines, path=path))
     return infos

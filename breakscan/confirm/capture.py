@@ -54,6 +54,7 @@ class BreakEvent:
     # The live Python stack above the compiled frame, outermost first: who called into a
     # library frame that Dynamo compiled on its own while the user's code ran it eagerly.
     outer: tuple[Frame, ...] = ()
+    compile: int = 0  # which frame compile logged it, counted from 1 in the order they started
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class GraphEvent:
     ops: tuple[str, ...]
     op_stacks: tuple[tuple[Frame, ...], ...]  # per op node, from node.meta["stack_trace"]
     region: Region
+    compile: int = 0  # the frame compile it came from (its graph runs before that compile's break)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class _Compile:
     region: Region
     is_root: bool  # the compiled frame is its region's top function
     outer: tuple[Frame, ...]
+    number: int  # compiles counted from 1 in the order they start, which is the order they run
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Capture:
     graphs: list[GraphEvent] = field(default_factory=list)
     _roots: set[tuple[str, int]] = field(default_factory=set, repr=False)
     _compiling: list[_Compile] = field(default_factory=list, repr=False)
+    _started: int = field(default=0, repr=False)
 
     def current(self) -> _Compile | None:
         """The compile in progress, if any."""
@@ -92,7 +96,8 @@ class Capture:
             frame = frame.f_back
         self._roots.add((root.co_filename, root.co_firstlineno))
         region = Region(root.co_filename, root.co_firstlineno, root.co_name)
-        self._compiling.append(_Compile(region, root is code, tuple(reversed(outer))))
+        self._started += 1
+        self._compiling.append(_Compile(region, root is code, tuple(reversed(outer)), self._started))
 
     def _leave(self) -> None:
         self._compiling.pop()
@@ -116,12 +121,13 @@ def _op_name(node) -> str:
     return str(target)
 
 
-def _graph_event(gm, region: Region) -> GraphEvent:
+def _graph_event(gm, region: Region, compile_number: int) -> GraphEvent:
     nodes = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
     return GraphEvent(
         ops=tuple(_op_name(n) for n in nodes),
         op_stacks=tuple(parse_stack_trace(n.meta.get("stack_trace")) for n in nodes),
         region=region,
+        compile=compile_number,
     )
 
 
@@ -146,6 +152,7 @@ def capturing() -> Iterator[Capture]:
                 skips_frame=skips_frame,
                 region=current.region if current else Region(*astuple(fallback)),
                 outer=current.outer if current else (),
+                compile=current.number if current else 0,
             )
         )
 
@@ -180,7 +187,7 @@ def capturing() -> Iterator[Capture]:
     def call_user_compiler(self, gm, example_inputs):
         current = capture.current()
         region = current.region if current else Region("<unknown>", 0, "<unknown>")
-        capture.graphs.append(_graph_event(gm, region))
+        capture.graphs.append(_graph_event(gm, region, current.number if current else 0))
         return orig_compiler(self, gm, example_inputs)
 
     translator.log_graph_break = log_graph_break

@@ -1,17 +1,20 @@
-"""Joins the lint's findings with the breaks the targets really had.
+"""Joins the lint's findings with the breaks the targets really had, and records each match.
 
-A break matches a finding at its own (path, line) or at any line of its stack (the chain: a
-finding on the call of a helper that breaks inside is confirmed by that break). Matched findings
-become "confirmed"; breaks that no finding predicted become BS000 "dynamic-only" findings.
+A break matches a finding at its own site (the user's line; for a break inside an installed
+library, also the library line a `--follow` finding is at) or, failing that, at any line of its
+stack (the chain: a finding on the call of a helper that breaks inside is confirmed by that break).
+Matched findings become "confirmed" and carry `BreakRef`s to their breaks, so that every renderer
+shows the same break's explanation, count and GB id; breaks that no finding predicted become BS000
+"dynamic-only" findings, labelled with their library when they broke inside one.
 """
 
 from __future__ import annotations
 
 import linecache
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from breakscan.model import Break, Finding, Span, TargetResult
+from breakscan.model import Break, BreakRef, Finding, Frame, LibrarySite, Span, TargetResult
 
 Site = tuple[str, int]
 
@@ -20,64 +23,96 @@ def _site(path: str, line: int) -> Site:
     return os.path.realpath(path), line
 
 
-@dataclass
-class _Seen:
-    """One break site over all targets, and the lines it matches findings at."""
-
-    brk: Break
-    target: str
-    count: int
-    sites: frozenset[Site]
-    matched: bool = False
+def own_sites(brk: Break) -> frozenset[Site]:
+    """Where the construct that broke is: the user's line and, inside a library, the library's."""
+    library = {_site(brk.library.path, brk.library.line)} if brk.library else set()
+    return frozenset({_site(brk.path, brk.line)} | library)
 
 
-def _collect(targets: list[TargetResult]) -> list[_Seen]:
-    merged: dict[tuple[Site, str | None, str], _Seen] = {}
-    for target in targets:
-        for brk in target.breaks:
-            key = (_site(brk.path, brk.line), brk.gb_id, brk.reason)
-            if key in merged:
-                merged[key].count += brk.count
-            else:
-                sites = frozenset({key[0]} | {_site(f.path, f.line) for f in brk.stack})
-                merged[key] = _Seen(brk, target.name, brk.count, sites)
-    return list(merged.values())
+def _chain_sites(brk: Break) -> frozenset[Site]:
+    return frozenset(_site(f.path, f.line) for f in brk.stack)
+
+
+def _refs(here: Site, targets: list[TargetResult]) -> tuple[BreakRef, ...]:
+    """The breaks at the finding's site; if none, those whose stack passes through it."""
+    at_site, on_chain = [], []
+    for t, target in enumerate(targets):
+        for i, brk in enumerate(target.breaks):
+            if here in own_sites(brk):
+                at_site.append(BreakRef(t, i, True))
+            elif here in _chain_sites(brk):
+                on_chain.append(BreakRef(t, i, False))
+    return tuple(at_site or on_chain)
+
+
+def _count_in_first_target(refs: tuple[BreakRef, ...], targets: list[TargetResult]) -> int:
+    first = refs[0].target
+    return sum(targets[r.target].breaks[r.index].count for r in refs if r.target == first)
 
 
 def fuse(findings: list[Finding], targets: list[TargetResult]) -> list[Finding]:
-    seen = _collect(targets)
-    fused = []
+    fused: list[Finding] = []
+    matched: set[tuple[int, int]] = set()
     for finding in findings:
-        here = _site(finding.path, finding.line)
-        matches = [s for s in seen if here in s.sites]
-        for match in matches:
-            match.matched = True
-        if matches:
-            finding = finding.with_status(
-                "confirmed", count=sum(m.count for m in matches), target=matches[0].target
-            )
+        refs = _refs(_site(finding.path, finding.line), targets)
+        if refs:
+            matched.update((r.target, r.index) for r in refs)
+            finding = finding.with_status("confirmed", count=_count_in_first_target(refs, targets),
+                                          target=targets[refs[0].target].name, breaks=refs)
         fused.append(finding)
-    return fused + [_unpredicted(s) for s in seen if not s.matched]
+    return fused + _unpredicted(targets, matched)
 
 
-def _unpredicted(seen: _Seen) -> Finding:
-    brk = seen.brk
-    text = linecache.getline(brk.path, brk.line).rstrip("\r\n")
-    span = Span(brk.line, 1, brk.line, len(text) + 1)
+@dataclass
+class _Unmatched:
+    """One unpredicted break site, over all the targets that had it."""
+
+    brk: Break
+    refs: list[BreakRef] = field(default_factory=list)
+
+
+def _unpredicted(targets: list[TargetResult], matched: set[tuple[int, int]]) -> list[Finding]:
+    merged: dict[tuple, _Unmatched] = {}
+    for t, target in enumerate(targets):
+        for i, brk in enumerate(target.breaks):
+            if (t, i) not in matched:
+                key = (own_sites(brk), brk.gb_id, brk.reason)
+                merged.setdefault(key, _Unmatched(brk)).refs.append(BreakRef(t, i, True))
+    return [_unpredicted_finding(u.brk, tuple(u.refs), targets) for u in merged.values()]
+
+
+def _line_span(path: str, line: int) -> Span:
+    """The line's code, from its first non-blank character."""
+    text = linecache.getline(path, line).rstrip("\r\n")
+    return Span(line, len(text) - len(text.lstrip()) + 1, line, len(text) + 1)
+
+
+def _unpredicted_finding(brk: Break, refs: tuple[BreakRef, ...], targets: list[TargetResult]) -> Finding:
     site = max((i for i, f in enumerate(brk.stack) if (f.path, f.line) == (brk.path, brk.line)),
                default=len(brk.stack) - 1)
+    user_frames = brk.stack[: site + 1]
     skipped = "; Dynamo skips the whole frame here (it runs eagerly)" if brk.frame_skipped else ""
+    path, line, chain, library = brk.path, brk.line, tuple(f.function for f in user_frames), None
+    message = f"graph break no rule predicted: {brk.reason}{skipped}"
+    if brk.library is not None:
+        reached = user_frames[-1] if user_frames else Frame(brk.path, brk.line, "")
+        path, line, library = brk.library.path, brk.library.line, LibrarySite(brk.library.package, reached)
+        chain += (brk.library.function,)
+        message = (f"graph break inside the installed library {brk.library.package} (not read by the lint; "
+                   f"--follow reads it): {brk.reason}{skipped}")
     return Finding(
         rule="BS000",
         name="unpredicted-break",
-        path=brk.path,
-        span=span,
-        message=f"graph break no rule predicted: {brk.reason}{skipped}",
+        path=path,
+        span=_line_span(path, line),
+        message=message,
         gb_ids=(brk.gb_id,) if brk.gb_id else (),
         severity="error",
-        chain=tuple(f.function for f in brk.stack[: site + 1]),
-        call_sites=tuple(brk.stack[:site]),
+        chain=chain,
+        call_sites=tuple(user_frames) if library else tuple(brk.stack[:site]),
         status="dynamic-only",
-        count=seen.count,
-        target=seen.target,
+        count=_count_in_first_target(refs, targets),
+        target=targets[refs[0].target].name,
+        breaks=refs,
+        library=library,
     )

@@ -142,7 +142,9 @@ class WorkerProcess:
 def environment(parallel: int) -> dict[str, str]:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    # The worker runs in a temporary folder: the user's relative entries must still mean theirs.
+    user_path = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([package_root, *user_path])
     if parallel > 1:
         env.setdefault("OMP_NUM_THREADS", "1")  # two workers on few cores: no oversubscription
     return env

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from breakscan.confirm.locate import ModuleSite
-from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec
+from breakscan.model import Break, Frame, GraphInfo, LibraryFrame, TargetResult, TargetSpec
 
 SENTINEL = "\x1ebreakscan\x1f"
 
@@ -52,7 +52,8 @@ def result_to_json(result: TargetResult) -> dict[str, Any]:
 
 def result_from_json(data: dict[str, Any]) -> TargetResult:
     breaks = tuple(
-        Break(**{**b, "hints": tuple(b["hints"]), "stack": tuple(Frame(**f) for f in b["stack"])})
+        Break(**{**b, "hints": tuple(b["hints"]), "stack": tuple(Frame(**f) for f in b["stack"]),
+                 "library": LibraryFrame(**b["library"]) if b["library"] else None})
         for b in data["breaks"]
     )
     graphs = tuple(

@@ -23,7 +23,7 @@ def build_result(
     torch_version: str | None = None,
     wall_time: float = 0.0,
 ) -> TargetResult:
-    merged = merge_breaks(breaks, user, load_registry())
+    merged = merge_breaks(breaks, user, load_registry(), graphs)
     infos = graph_infos(graphs, user)
     return TargetResult(
         name=name, path=path, status=status, error=error, device=device,

@@ -21,6 +21,7 @@ from breakscan.confirm.locate import module_site
 from breakscan.confirm.process import STARTUP_SECONDS, WorkerDied, WorkerProcess, WorkerTimeout, environment
 from breakscan.confirm.protocol import script_job, target_job
 from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec, TargetStatus
+from breakscan.report.summary import break_counts
 
 Progress = Callable[[str], None]
 
@@ -85,10 +86,7 @@ class _Pool:
                 job, tag = self.jobs[index], f"[{index + 1}/{len(self.jobs)}]"
                 self._say(f"{tag} confirming {job.name} ({job.path})")
                 worker, self.results[index] = self._run_one(worker, job, folder, env)
-                summary = ", ".join(
-                    f"{r.status}, {r.graph_break_count} breaks, {r.graph_count} graphs"
-                    for r in self.results[index]
-                )
+                summary = "; ".join(break_counts(r) if r.status == "ok" else r.status for r in self.results[index])
                 self._say(f"{tag} {job.name}: {summary}")
         finally:
             if worker:
@@ -149,7 +147,8 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
         return replace(f, path=_display_path(f.path))
 
     def brk(b: Break) -> Break:
-        return replace(b, path=_display_path(b.path), stack=tuple(frame(f) for f in b.stack))
+        library = replace(b.library, path=_display_path(b.library.path)) if b.library else None
+        return replace(b, path=_display_path(b.path), stack=tuple(frame(f) for f in b.stack), library=library)
 
     def graph(g: GraphInfo) -> GraphInfo:
         return replace(g, path=_display_path(g.path) if g.path else None)

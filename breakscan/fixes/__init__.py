@@ -53,12 +53,15 @@ def attach_fixes(findings: list[Finding], targets: Sequence[TargetResult] = ()) 
     sources: dict[str, SourceModule | None] = {}
     result = []
     for finding in findings:
-        if finding.path not in sources:
-            sources[finding.path] = _load(finding.path)
-        src = sources[finding.path]
+        # A construct in an installed library is fixed at the user's call into it.
+        reached = finding.library.reached_from if finding.library else None
+        path = reached.path if reached else finding.path
+        if path not in sources:
+            sources[path] = _load(path)
+        src = sources[path]
         evidence = observed.get((os.path.realpath(finding.path), finding.line))
         fix = None
-        if src is not None:
+        if src is not None and (reached or not finding.library):
             try:
                 fix = suggest(src, replace(finding, gb_ids=evidence) if evidence else finding)
             except Exception:  # noqa: BLE001 - a suggester's bug costs one suggestion, never the report

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from breakscan.fixes.kinds import branches, explicit, helpers, logging_calls, scalars, setup, shapes, stdlib
+from breakscan.fixes.kinds import (
+    branches,
+    explicit,
+    helpers,
+    library_calls,
+    logging_calls,
+    scalars,
+    setup,
+    shapes,
+    stdlib,
+)
 from breakscan.fixes.rewrite import Rewrite, to_fix
 from breakscan.fixes.source import SourceModule
 from breakscan.model import Finding, Fix
@@ -57,6 +67,8 @@ HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable
 
 
 def candidates(finding: Finding) -> tuple[Suggester, ...]:
+    if finding.library is not None:  # only the call site is the user's to change
+        return (library_calls.run_library_call_eagerly,)
     if finding.rule != "BS000":
         own = BY_FAMILY.get(finding.rule[:3], ())
     else:

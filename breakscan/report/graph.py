@@ -3,8 +3,9 @@ order, the breaks between them, and the stretches that ran eagerly because a fra
 
 Built as a networkx DiGraph (one path: node -> next node) and exported as JSON (in the JSON
 report), DOT and Mermaid (`--graph-format`). Graphs come in compile order, which is execution
-order; breaks are merged by site (with a count), so where a break's first occurrence sits between
-graphs is inferred from source positions along the break's stack (see `_relation`).
+order; breaks are merged by site (with a count) and placed where their first occurrence happened,
+as the capture recorded it (`Break.graphs_before`); for a break without that record (a report
+made by hand) the place is inferred from source positions along its stack (see `_relation`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from itertools import count
 
 import networkx as nx
 
-from breakscan.model import Break, Finding, Frame, GraphInfo, TargetResult
+from breakscan.model import Break, Finding, Frame, GraphInfo, LibraryFrame, TargetResult
 from breakscan.report.links import gb_url
 from breakscan.report.sources import call_lines, function_at, line_text
 
@@ -48,7 +49,12 @@ class BreakNode:
 
     @property
     def location(self) -> str:
-        return f"{os.path.basename(self.brk.path)}:{self.brk.line}"
+        """`at m.py:14`; inside a library `in vqlib at codebook.py:13, reached from m.py:14`."""
+        here = f"{os.path.basename(self.brk.path)}:{self.brk.line}"
+        library = self.brk.library
+        if library is None:
+            return f"at {here}"
+        return f"in {library.package} at {os.path.basename(library.path)}:{library.line}, reached from {here}"
 
 
 @dataclass(frozen=True)
@@ -149,15 +155,12 @@ def _position(graphs: tuple[GraphInfo, ...], brk: Break) -> int:
     return max(before) + 1 if before else first_after
 
 
-def _finding_for(brk: Break, findings: list[Finding], target: str) -> int | None:
-    """The finding that explains the break: at its own line first, then on its stack."""
-    sites = [(brk.path, brk.line)] + [(f.path, f.line) for f in reversed(brk.stack)]
-    for path, line in sites:
-        matching = [i for i, f in enumerate(findings) if f.line == line and _same_file(f.path, path)
-                    and f.status != "static-only"]
-        if matching:
-            return min(matching, key=lambda i: findings[i].target != target)
-    return None
+def _explaining_finding(findings: list[Finding], target: int, index: int) -> int | None:
+    """The finding the fuser matched to this break: one naming it at its own site first, then one
+    on its chain."""
+    matched = [(not ref.at_site, position) for position, finding in enumerate(findings)
+               for ref in finding.breaks if (ref.target, ref.index) == (target, index)]
+    return min(matched)[1] if matched else None
 
 
 def _eager_after(brk: Break, number: int) -> EagerNode | None:
@@ -172,19 +175,22 @@ def _eager_after(brk: Break, number: int) -> EagerNode | None:
                      "Dynamo skipped the whole frame after this break")
 
 
-def build_chain(target: TargetResult, findings: list[Finding]) -> TargetChain:
-    placed: dict[int, list[Break]] = defaultdict(list)
+def build_chain(target: TargetResult, findings: list[Finding], target_index: int) -> TargetChain:
+    """`target_index`: the target's place in the report, which the findings' `breaks` refer to."""
+    placed: dict[int, list[tuple[int, Break]]] = defaultdict(list)
     position = 0
-    for brk in target.breaks:  # first-seen order: positions never go back
-        position = max(position, _position(target.graphs, brk))
-        placed[position].append(brk)
+    for break_index, brk in enumerate(target.breaks):  # first-seen order: positions never go back
+        recorded = brk.graphs_before if brk.graphs_before is not None else _position(target.graphs, brk)
+        position = max(position, min(recorded, len(target.graphs)))
+        placed[position].append((break_index, brk))
     nodes: list[Node] = []
     numbers = count(1)
     for index in range(len(target.graphs) + 1):
-        for brk in placed[index]:
-            number, found = next(numbers), _finding_for(brk, findings, target.name)
+        for break_index, brk in placed[index]:
+            number, found = next(numbers), _explaining_finding(findings, target_index, break_index)
+            where = (brk.library.path, brk.library.line) if brk.library else (brk.path, brk.line)
             nodes.append(BreakNode(f"b{number}", brk, findings[found].rule if found is not None else None, found,
-                                   line_text(brk.path, brk.line).strip()))
+                                   line_text(*where).strip()))
             nodes += filter(None, [_eager_after(brk, number)])
         if index < len(target.graphs):
             graph = target.graphs[index]
@@ -197,7 +203,7 @@ def build_chain(target: TargetResult, findings: list[Finding]) -> TargetChain:
 
 
 def build_chains(targets: list[TargetResult], findings: list[Finding]) -> list[TargetChain]:
-    return [build_chain(t, findings) for t in targets]
+    return [build_chain(t, findings, index) for index, t in enumerate(targets)]
 
 
 # -- export ----------------------------------------------------------------------------------
@@ -209,9 +215,16 @@ def node_dict(node: Node) -> dict:
         brk = node.brk
         return {"id": node.id, "kind": "break", "path": brk.path, "line": brk.line, "gb_id": brk.gb_id,
                 "gb_type": brk.gb_type, "url": gb_url(brk.gb_id), "rule": node.rule, "finding": node.finding,
-                "count": brk.count, "frame_skipped": brk.frame_skipped, "reason": brk.reason, "code": node.code}
+                "count": brk.count, "frame_skipped": brk.frame_skipped, "reason": brk.reason, "code": node.code,
+                "library": library_dict(brk.library)}
     return {"id": node.id, "kind": "eager", "path": node.path, "function": node.function,
             "first_line": node.first_line, "last_line": node.last_line, "why": node.why}
+
+
+def library_dict(library: LibraryFrame | None) -> dict | None:
+    if library is None:
+        return None
+    return {"package": library.package, "path": library.path, "line": library.line, "function": library.function}
 
 
 def chain_dict(chain: TargetChain) -> dict:
@@ -226,7 +239,7 @@ def short_label(node: Node) -> str:
     if isinstance(node, BreakNode):
         parts = [p for p in (node.brk.gb_id, f"×{node.brk.count}" if node.brk.count > 1 else None) if p]
         rule = f"{node.rule} " if node.rule else ""
-        return f"✗ {rule}at {node.location}" + (f" ({', '.join(parts)})" if parts else "")
+        return f"✗ {rule}{node.location}" + (f" ({', '.join(parts)})" if parts else "")
     return f"eager: {node.function} (lines {node.first_line}-{node.last_line})"
 
 

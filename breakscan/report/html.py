@@ -16,7 +16,19 @@ from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain,
 from breakscan.report.html_style import CSS
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines
-from breakscan.report.summary import FileSection, Overview, call_chain, delta_text, overview, plural, rule_rows
+from breakscan.report.summary import (
+    Counts,
+    FileSection,
+    Overview,
+    break_counts,
+    call_chain,
+    confirmations,
+    delta_text,
+    library_origin,
+    overview,
+    plural,
+    rule_rows,
+)
 
 _SVG_WIDTH, _BOX_HEIGHT, _GAP = 760, 46, 24
 _SVG_NODES = 80  # a longer chain shows its start and end
@@ -54,7 +66,7 @@ def _header(report: Report) -> str:
         parts.append(f"torch {report.torch_version}")
     devices = sorted({t.device for t in report.targets if t.device})
     parts += [f"on {', '.join(devices)}"] if devices else []
-    confirmed = sum(f.status == "confirmed" for f in report.findings)
+    confirmed = Counts.of(report.findings).confirmed
     parts.append(f"{plural(len(report.findings), 'finding')}, {confirmed} confirmed, {plural(report.files, 'file')}, "
                  f"{plural(len(report.targets), 'target')}")
     return f'<header><h1>Graph breaks</h1><p class="meta">{escape(" · ".join(parts))}</p></header>'
@@ -65,8 +77,7 @@ def _section(view: Overview, section: FileSection, number: int, options) -> str:
     counts = view.counts(section)
     parts = [f'<section class="file" id="file{number}"><h2>{escape(section.path)}</h2>']
     if counts.findings:
-        parts.append(f"<p>{plural(counts.findings, 'finding')}: {counts.confirmed} confirmed by TorchDynamo, "
-                     f"{counts.lint_only} lint-only, {counts.missed} missed by the lint</p>")
+        parts.append(f"<p>{plural(counts.findings, 'finding')}: {escape(counts.confirmation())}</p>")
     parts += [_target(chain, f"{number}-{index}", options) for index, chain in enumerate(section.chains, 1)]
     for group in view.groups(section, options.max_per_rule):
         total = len(group.shown) + len(group.hidden)
@@ -85,11 +96,9 @@ def _target(chain: TargetChain, key: str, options) -> str:
     if target.status != "ok":
         return head + f'<span class="status-confirmed">{escape(target.status)}</span></h3>' \
                       f"<pre>{escape(target.error or 'no details')}</pre>"
-    occurrences = sum(b.count for b in target.breaks)
     details = " · ".join(d for d in (target.device, f"torch {target.torch_version}" if target.torch_version else "",
                                      f"{target.wall_time:.1f} s") if d)
-    head += (f"{plural(len(target.graphs), 'graph')}, {plural(len(target.breaks), 'break')} ({occurrences} occurrences)"
-             f' <span class="muted">· {escape(details)}</span></h3>')
+    head += f'{escape(break_counts(target))} <span class="muted">· {escape(details)}</span></h3>'
     parts = [head, _svg(chain, key)] if chain.nodes else [head]
     if chain.graphs:
         rows = "".join(f"<tr><td>Graph {g.number}</td><td class=\"num\">{g.op_count}</td><td>{escape(g.line_range)}"
@@ -149,14 +158,16 @@ def _svg_node(node, top: int) -> str:
 def _finding(view: Overview, index: int, file_number: int) -> str:
     finding = view.report.findings[index]
     brk = view.breaks.get(index)
-    count = f" ×{finding.count}" if finding.count > 1 else ""
-    target = f' <span class="muted">in {escape(finding.target)}</span>' if finding.target else ""
+    target = f' <span class="muted">{escape(confirmations(view.report, finding))}</span>' if finding.breaks else ""
     line_link = f"#s{file_number}-L{finding.line}"
     parts = [f'<article class="finding {finding.status}" id="f{index}">',
              f'<h4><a href="{line_link}">{escape(os.path.basename(finding.path))}:{finding.line}:'
              f'{finding.span.column}</a> {escape(finding.rule)} {escape(finding.name)} · '
-             f'<span class="status-{finding.status}">{finding.status}{count}</span>{target}</h4>',
+             f'<span class="status-{finding.status}">{finding.status}</span>{target}</h4>',
              f"<p>{_prose(finding.message)}</p>"]
+    origin = library_origin(finding)
+    if origin:
+        parts.append(f'<p class="muted">{escape(origin)}</p>')
     chain = call_chain(finding, brk)
     if chain:
         parts.append(f'<p class="muted">chain: {escape(chain)}</p>')
@@ -237,12 +248,14 @@ def _source_row(line: int, text: str, hits: list[int], graphs: list[str], findin
 
 
 def _rule_table(findings: list[Finding]) -> str:
-    rows = "".join(f"<tr><td>{escape(r.rule)}</td><td>{escape(r.name)}</td><td class=\"num\">{r.confirmed}</td>"
-                   f"<td class=\"num\">{r.lint_only}</td><td class=\"num\">{r.missed}</td></tr>"
-                   for r in rule_rows(findings))
+    rows = rule_rows(findings)
+    library = any(r.in_library for r in rows)
+    cells = "".join(f"<tr><td>{escape(r.rule)}</td><td>{escape(r.name)}</td><td class=\"num\">{r.confirmed}</td>"
+                    f"<td class=\"num\">{r.lint_only}</td><td class=\"num\">{r.missed}</td>"
+                    + (f"<td class=\"num\">{r.in_library}</td>" if library else "") + "</tr>" for r in rows)
     return ('<section class="box"><h2>Findings by rule</h2><table><tr><th>rule</th><th>name</th>'
-            '<th class="num">confirmed</th><th class="num">lint-only</th><th class="num">missed</th></tr>'
-            f"{rows}</table></section>")
+            '<th class="num">confirmed</th><th class="num">lint-only</th><th class="num">missed</th>'
+            + ('<th class="num">in a library</th>' if library else "") + f"</tr>{cells}</table></section>")
 
 
 def _verification(verification: Verification) -> str:

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from breakscan.model import Break, Edit, FileError, Finding, Frame, Report, TargetResult, Verification
 from breakscan.notebook import cell_position
-from breakscan.report.graph import EXPORTERS, build_chain, chain_dict
+from breakscan.report.graph import EXPORTERS, build_chain, chain_dict, library_dict
 
 
 def finding_dict(finding: Finding) -> dict:
@@ -33,6 +33,7 @@ def finding_dict(finding: Finding) -> dict:
         "fix": fix,
         "count": finding.count,
         "target": finding.target,
+        "confirmed_by": [{"target": ref.target, "break": ref.index} for ref in finding.breaks],
         "call_sites": [frame_dict(f) for f in finding.call_sites],
         "library": None if finding.library is None else {
             "package": finding.library.package,
@@ -67,13 +68,16 @@ def break_dict(item: Break) -> dict:
         "hints": list(item.hints),
         "stack": [frame_dict(f) for f in item.stack],
         "count": item.count,
+        "library": library_dict(item.library),
+        "graphs_before": item.graphs_before,
     }
 
 
-def target_dict(target: TargetResult, findings: Sequence[Finding] = (), graph_format: str | None = None) -> dict:
+def target_dict(target: TargetResult, index: int, findings: Sequence[Finding] = (),
+                graph_format: str | None = None) -> dict:
     """`graph`: the target's chain of graphs and breaks (see report/graph.py); with a graph
-    format, also that picture as text under the format's name."""
-    chain = build_chain(target, list(findings))
+    format, also that picture as text under the format's name. `index`: its place in the report."""
+    chain = build_chain(target, list(findings), index)
     graph = chain_dict(chain)
     if graph_format:
         graph[graph_format] = EXPORTERS[graph_format](chain)
@@ -109,7 +113,7 @@ def report_dict(report: Report, graph_format: str | None = None) -> dict:
         "breakscan": report.version,
         "torch": report.torch_version,
         "findings": [finding_dict(f) for f in report.findings],
-        "targets": [target_dict(t, report.findings, graph_format) for t in report.targets],
+        "targets": [target_dict(t, i, report.findings, graph_format) for i, t in enumerate(report.targets)],
         "errors": [error_dict(e) for e in report.errors],
         "warnings": [error_dict(w) for w in report.unused_suppressions],
         "summary": {

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from breakscan.model import FileError, Finding, Frame, Report, Span
 from breakscan.notebook import cell_position
+from breakscan.report.summary import library_origin
 from breakscan.rule_docs import RuleDoc, all_rule_docs
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -66,10 +67,11 @@ def _rule(doc: RuleDoc) -> dict:
 
 
 def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
+    origin = library_origin(finding)
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": _LEVELS[finding.severity],
-        "message": {"text": finding.message},
+        "message": {"text": f"{finding.message} ({origin})" if origin else finding.message},
         "locations": [_location(finding.path, _region(finding.span))],
         "properties": {"gbIds": list(finding.gb_ids), "status": finding.status, "chain": list(finding.chain),
                        "count": finding.count, "target": finding.target},
@@ -78,6 +80,12 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
     if cell is not None:  # a notebook: the region counts lines over its code cells joined
         result["properties"].update(cell=cell[0], cellLine=cell[1])
         result["locations"][0]["message"] = {"text": f"cell {cell[0]}, line {cell[1]}"}
+    if finding.library is not None:
+        result["properties"]["library"] = finding.library.package
+        reached = finding.library.reached_from
+        if reached is not None:  # the user's call into the library
+            related = _location(reached.path, {"startLine": reached.line})
+            result["relatedLocations"] = [{"id": 0, **related, "message": {"text": f"reached from {reached.function}"}}]
     if finding.rule in rule_index:
         result["ruleIndex"] = rule_index[finding.rule]
     if len(finding.chain) > 1:

@@ -7,10 +7,18 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from breakscan.model import Break, BreakDelta, Finding, Report
-from breakscan.report.graph import BreakNode, TargetChain, build_chains
+from breakscan.model import Break, BreakDelta, Finding, Report, TargetResult
+from breakscan.report.graph import TargetChain, build_chains
 
 _STATUS_ORDER = {"confirmed": 0, "dynamic-only": 1, "static-only": 2}
+
+
+def _column(finding: Finding) -> str:
+    """Which count a finding adds to: confirmed, lint-only, missed (a break no rule predicted in
+    code the lint read), or in a library (one inside an installed package the lint did not read)."""
+    if finding.status == "dynamic-only":
+        return "in_library" if finding.library is not None else "missed"
+    return "confirmed" if finding.status == "confirmed" else "lint_only"
 
 
 @dataclass(frozen=True)
@@ -18,12 +26,19 @@ class Counts:
     findings: int = 0
     confirmed: int = 0
     lint_only: int = 0
-    missed: int = 0  # breaks no rule predicted (dynamic-only)
+    missed: int = 0  # breaks no rule predicted (dynamic-only), in code the lint read
+    in_library: int = 0  # breaks no rule predicted inside an installed library
 
     @classmethod
     def of(cls, findings: list[Finding]) -> Counts:
-        status = [f.status for f in findings]
-        return cls(len(findings), status.count("confirmed"), status.count("static-only"), status.count("dynamic-only"))
+        columns = [_column(f) for f in findings]
+        return cls(len(findings), columns.count("confirmed"), columns.count("lint_only"), columns.count("missed"),
+                   columns.count("in_library"))
+
+    def confirmation(self) -> str:
+        """`3 confirmed by TorchDynamo, 1 lint-only, 0 missed by the lint` (`, 1 in a library`)."""
+        text = f"{self.confirmed} confirmed by TorchDynamo, {self.lint_only} lint-only, {self.missed} missed by the lint"
+        return text + (f", {self.in_library} in a library" if self.in_library else "")
 
 
 @dataclass
@@ -48,6 +63,7 @@ class RuleRow:
     confirmed: int
     lint_only: int
     missed: int
+    in_library: int
 
 
 @dataclass
@@ -85,37 +101,23 @@ def overview(report: Report) -> Overview:
         section(finding.path).findings.append(index)
     for chain in chains:
         section(chain.target.path).chains.append(chain)
-    breaks = {node.finding: node.brk for chain in chains for node in chain.nodes
-              if isinstance(node, BreakNode) and node.finding is not None}
+    breaks = {index: brk for index, finding in enumerate(report.findings)
+              if (brk := report.explained_break(finding)) is not None}
     ordered = sorted(sections.values(), key=lambda s: s.path)
     return Overview(report, ordered, chains, breaks)
 
 
-# Ids that wrap another break (a break in a loop, under a context manager): they name no construct.
-_WRAPPERS = ("GB7000", "GB0066")
-
-
-def _owner(gb_ids: tuple[str, ...]) -> tuple[str, str] | None:
-    """The one rule that predicts these GB ids, if exactly one does: a break it did not flag is
-    one it missed."""
-    from breakscan.lint.rules import all_rules
-
-    wanted = set(gb_ids) - set(_WRAPPERS)
-    owners = [r for r in all_rules() if set(r.gb_ids) & wanted]
-    return (owners[0].id, owners[0].name) if len(owners) == 1 else None
-
-
 def rule_rows(findings: list[Finding]) -> list[RuleRow]:
-    """Per rule: confirmed, lint-only, and missed (a break of a kind only that rule predicts, that
-    it did not flag); other unpredicted breaks get a BS000 row per GB id."""
-    table: dict[tuple[str, str], list[int]] = {}
+    """Per rule, under the rule each finding shows: confirmed, lint-only, missed and in a library;
+    unpredicted breaks (BS000) get a row per GB id."""
+    table: dict[tuple[str, str], dict[str, int]] = {}
     for finding in findings:
-        key = (finding.rule, finding.name)
-        if finding.status == "dynamic-only":
-            key = _owner(finding.gb_ids) or (finding.rule, f"unpredicted {', '.join(finding.gb_ids) or 'break'}")
-        row = table.setdefault(key, [0, 0, 0])
-        row[("confirmed", "static-only", "dynamic-only").index(finding.status)] += 1
-    return [RuleRow(rule, name, *table[rule, name]) for rule, name in sorted(table, key=lambda k: (k[0] == "BS000", k))]
+        name = finding.name
+        if finding.rule == "BS000":
+            name = f"unpredicted {', '.join(finding.gb_ids) or 'break'}"
+        row = table.setdefault((finding.rule, name), dict.fromkeys(("confirmed", "lint_only", "missed", "in_library"), 0))
+        row[_column(finding)] += 1
+    return [RuleRow(rule, name, **table[rule, name]) for rule, name in sorted(table, key=lambda k: (k[0] == "BS000", k))]
 
 
 def plural(count: int, word: str) -> str:
@@ -136,12 +138,28 @@ def call_chain(finding: Finding, brk: Break | None) -> str:
 
 
 def library_origin(finding: Finding) -> str | None:
-    """`in package x_transformers, reached from models.py:15`, for a construct in a followed package."""
+    """`in vqlib at codebook.py:13, reached from models.py:15`, for a construct in an installed package."""
     if finding.library is None:
         return None
     reached = finding.library.reached_from
     where = f", reached from {reached.path}:{reached.line}" if reached is not None else ""
-    return f"in package {finding.library.package}{where}"
+    return f"in {finding.library.package} at {os.path.basename(finding.path)}:{finding.line}{where}"
+
+
+def confirmations(report: Report, finding: Finding) -> str:
+    """`×2 in Detector(), ×1 in Head()`: the occurrences of a finding's breaks, per target."""
+    per_target: dict[int, int] = {}
+    for ref in finding.breaks:
+        per_target[ref.target] = per_target.get(ref.target, 0) + report.break_of(ref).count
+    return ", ".join(f"×{n} in {report.targets[t].name}" if n > 1 else f"in {report.targets[t].name}"
+                     for t, n in per_target.items())
+
+
+def break_counts(target: TargetResult) -> str:
+    """`7 graphs, 4 breaks (6 occurrences)`: what a target's headline and the progress line say."""
+    sites, occurrences = len(target.breaks), sum(b.count for b in target.breaks)
+    text = f"{plural(len(target.graphs), 'graph')}, {plural(sites, 'break')}"
+    return text + (f" ({occurrences} occurrences)" if occurrences != sites else "")
 
 
 def delta_text(item: BreakDelta) -> str:

@@ -25,9 +25,12 @@ from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, Node, Target
 from breakscan.report.links import gb_url
 from breakscan.report.sources import source_lines
 from breakscan.report.summary import (
+    Counts,
     FileSection,
     Overview,
+    break_counts,
     call_chain,
+    confirmations,
     delta_text,
     library_origin,
     overview,
@@ -98,9 +101,9 @@ def _closing(report: Report) -> str:
     """The last line; words about confirmation only when something was confirmed."""
     findings = plural(len(report.findings), "finding")
     if report.targets:
-        confirmed = sum(f.status == "confirmed" for f in report.findings)
-        missed = sum(f.status == "dynamic-only" for f in report.findings)
-        findings += f" ({confirmed} confirmed, {missed} missed by the lint)"
+        counts = Counts.of(report.findings)
+        library = f", {counts.in_library} in a library" if counts.in_library else ""
+        findings += f" ({counts.confirmed} confirmed, {counts.missed} missed by the lint{library})"
     parts = [findings, plural(len(report.errors), "error"), plural(report.files, "file")]
     if report.targets:
         parts.append(plural(len(report.targets), "target"))
@@ -118,8 +121,7 @@ def _file_section(console: Console, view: Overview, section: FileSection, option
     console.rule(Text(section.path, style="bold"), align="left", characters="─")
     counts = view.counts(section)
     if counts.findings and view.report.targets:
-        console.print(_para(f"{plural(counts.findings, 'finding')}: {counts.confirmed} confirmed by TorchDynamo, "
-                            f"{counts.lint_only} lint-only, {counts.missed} missed by the lint", 0))
+        console.print(_para(f"{plural(counts.findings, 'finding')}: {counts.confirmation()}", 0))
     elif counts.findings:
         console.print(_para(plural(counts.findings, "finding"), 0))
     for chain in section.chains:
@@ -145,10 +147,7 @@ def _target_headline(chain: TargetChain) -> Text:
     text = Text.assemble(("target ", "dim"), (target.name, "bold"), ": ")
     if target.status != "ok":
         return text.append(f"{target.status}: {target.error or 'no details'}", style="bold red")
-    occurrences = sum(b.count for b in target.breaks)
-    text.append(f"{plural(len(target.graphs), 'graph')}, {plural(len(target.breaks), 'break')}")
-    if occurrences != len(target.breaks):
-        text.append(f" ({occurrences} occurrences)")
+    text.append(break_counts(target))
     details = [target.device, f"torch {target.torch_version}" if target.torch_version else None,
                f"{target.wall_time:.1f} s"]
     return text.append("".join(f" · {d}" for d in details if d), style="dim")
@@ -197,10 +196,8 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
     if view.report.targets:  # the status says what confirmation made of it
         head.append(", ")
         head.append(finding.status, style=_STATUS_STYLE[finding.status])
-    if finding.count > 1:
-        head.append(f" ×{finding.count}")
-    if finding.target:
-        head.append(f" in {finding.target}", style="dim")
+    if finding.breaks:
+        head.append(f" {confirmations(view.report, finding)}", style="dim")
     console.print(head, soft_wrap=True)  # a location stays on one line, however long
     console.print(_para(finding.message))
     brk = view.breaks.get(index)
@@ -281,10 +278,14 @@ def _rule_table(findings: list[Finding], confirming: bool) -> Table:
                   show_edge=False)
     table.add_column("rule")
     table.add_column("name", overflow="fold")
-    columns = ("confirmed", "lint-only", "missed") if confirming else ("findings",)
+    rows = rule_rows(findings)
+    library = any(row.in_library for row in rows)
+    columns = ("confirmed", "lint-only", "missed", *(["in a library"] if library else [])) if confirming \
+        else ("findings",)
     for column in columns:
         table.add_column(column, justify="right")
-    for row in rule_rows(findings):
-        counts = (row.confirmed, row.lint_only, row.missed) if confirming else (row.confirmed + row.lint_only,)
+    for row in rows:
+        counts = (row.confirmed, row.lint_only, row.missed, *([row.in_library] if library else [])) if confirming \
+            else (row.confirmed + row.lint_only,)
         table.add_row(row.rule, row.name, *map(str, counts))
     return table

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from breakscan.confirm import fuse
-from breakscan.model import Break, Finding, Frame, Span, TargetResult
+from breakscan.model import Break, BreakRef, Finding, Frame, LibraryFrame, LibrarySite, Span, TargetResult
 from tests.confirm.helpers import fixture, line_of
 
 PATH = fixture("breaks.py")
@@ -46,7 +48,8 @@ def test_unmatched_findings_stay_static_only_and_unmatched_breaks_become_bs000()
     assert (dynamic.rule, dynamic.name, dynamic.status, dynamic.severity) == (
         "BS000", "unpredicted-break", "dynamic-only", "error")
     line_text = open(PATH).read().splitlines()[other.line - 1]
-    assert dynamic.span == Span(other.line, 1, other.line, len(line_text) + 1)
+    indent = len(line_text) - len(line_text.lstrip())
+    assert dynamic.span == Span(other.line, indent + 1, other.line, len(line_text) + 1)  # the code, not column 1
     assert dynamic.gb_ids == ("GB0170",) and dynamic.chain == ("branchy",)
     assert dynamic.message.startswith("graph break no rule predicted: Data-dependent branching")
     assert "skips the whole frame" in dynamic.message
@@ -57,5 +60,40 @@ def test_the_same_unpredicted_break_in_two_targets_is_one_finding():
     bare = Break(path=PATH, line=BREAK, gb_id=None, gb_type=None, reason="something",
                  stack=(Frame(PATH, CALL, "HelperModel.forward"), Frame(PATH, BREAK, "helper")))
     (finding,) = fuse([], [_target(bare, name="a"), _target(bare, name="b")])
-    assert finding.gb_ids == () and finding.count == 2 and finding.target == "a"
+    assert finding.gb_ids == () and finding.target == "a"
+    assert finding.count == 1  # occurrences in its target "a", not over both targets
+    assert finding.breaks == (BreakRef(0, 0), BreakRef(1, 0))
     assert finding.chain == ("HelperModel.forward", "helper")
+
+
+def test_the_fuser_records_which_break_each_finding_matched():
+    other = replace(HELPER_BREAK, line=CALL, gb_id="GB0170", reason="other",
+                    stack=(Frame(PATH, CALL, "HelperModel.forward"),), count=1)
+    at_call, at_helper = fuse([_finding(CALL), _finding(BREAK)], [_target(HELPER_BREAK, other)])
+    # At the call line: the break there, not the helper's break whose stack passes through it.
+    assert at_call.breaks == (BreakRef(0, 1, True),) and at_call.count == 1
+    assert at_helper.breaks == (BreakRef(0, 0, True),) and at_helper.count == 2
+    (on_chain,) = fuse([_finding(CALL)], [_target(HELPER_BREAK)])
+    assert on_chain.breaks == (BreakRef(0, 0, False),)
+
+
+LIBRARY_FILE = fixture("site-packages/fakelib.py")
+IN_LIBRARY = replace(HELPER_BREAK, line=line_of("breaks.py", "LIBRARY_CALL"), gb_id="GB0059",
+                     stack=(Frame(PATH, line_of("breaks.py", "LIBRARY_CALL"), "uses_library"),
+                            Frame(LIBRARY_FILE, 5, "normalize")),
+                     library=LibraryFrame("fakelib", LIBRARY_FILE, 5, "normalize"))
+
+
+def test_a_break_inside_a_library_matches_a_followed_finding_at_the_library_line():
+    followed = replace(_finding(5), path=LIBRARY_FILE, library=LibrarySite("fakelib"))
+    (finding,) = fuse([followed], [_target(IN_LIBRARY, name="uses_library")])
+    assert finding.status == "confirmed" and finding.breaks == (BreakRef(0, 0, True),)
+
+
+def test_an_unpredicted_break_inside_a_library_is_labelled_with_it():
+    (finding,) = fuse([], [_target(IN_LIBRARY, name="uses_library")])
+    assert (finding.rule, finding.status, finding.path, finding.line) == ("BS000", "dynamic-only", LIBRARY_FILE, 5)
+    assert finding.span.column == 5  # `print(...)`, not column 1
+    assert finding.library == LibrarySite("fakelib", Frame(PATH, line_of("breaks.py", "LIBRARY_CALL"), "uses_library"))
+    assert finding.chain == ("uses_library", "normalize") and len(finding.call_sites) == 1
+    assert "inside the installed library fakelib" in finding.message

@@ -23,6 +23,7 @@ from torch.utils._pytree import tree_flatten  # noqa: E402
 
 from breakscan.confirm.attribute import UserFiles  # noqa: E402
 from breakscan.confirm.capture import capturing  # noqa: E402
+from breakscan.confirm.locate import module_site  # noqa: E402
 from breakscan.confirm.prepare import prepare  # noqa: E402
 from breakscan.confirm.protocol import result_to_json  # noqa: E402
 from breakscan.confirm.results import build_result  # noqa: E402
@@ -33,7 +34,7 @@ _SEED = 1234
 
 def _build(path: str, entry: str, inputs: str):
     torch.manual_seed(_SEED)
-    return prepare(TargetSpec(path=path, entry=entry, inputs=inputs), "cpu")
+    return prepare(TargetSpec(path=path, entry=entry, inputs=inputs), module_site(path), "cpu")
 
 
 def _compiled(path: str, target, args: tuple, kwargs: dict) -> tuple[object, TargetResult]:

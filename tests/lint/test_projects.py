@@ -127,5 +127,5 @@ def test_cli_reports_the_library_and_the_way_in(tmp_path):
     result = subprocess.run([sys.executable, "-m", "breakscan", "check", "--static", "--follow", str(entry)],
                             capture_output=True, text=True, env=environment, cwd=ROOT)
     assert result.returncode == 1, result.stderr
-    assert f"in package vqlib, reached from {entry}:13" in result.stdout
+    assert f"in vqlib at codebook.py:13, reached from {entry}:13" in result.stdout
     assert f"chain: Quantized.forward ({entry}:13) → Codebook.forward" in result.stdout

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from breakscan.fixes import attach_fixes
-from breakscan.model import Break, Finding, Frame, GraphInfo, Report, Span, TargetResult
+from breakscan.model import Break, BreakRef, Finding, Frame, GraphInfo, Report, Span, TargetResult
 
 MODEL = '''import torch
 
@@ -68,11 +68,13 @@ def model_report(tmp_path: Path, fixes: bool = True) -> Report:
     source.write_text(MODEL)
     path = str(source)
     findings = [
-        finding(path, "BS101", 5, 9, 23, "confirmed", chain=("M.forward", "helper"), count=2, target="M()"),
-        finding(path, "BS401", 12, 9, 28, "confirmed", chain=("M.forward",), count=1, target="M()"),
+        finding(path, "BS101", 5, 9, 23, "confirmed", chain=("M.forward", "helper"), count=2, target="M()",
+                breaks=(BreakRef(0, 1),)),
+        finding(path, "BS401", 12, 9, 28, "confirmed", chain=("M.forward",), count=1, target="M()",
+                breaks=(BreakRef(0, 0),)),
         finding(path, "BS101", 15, 21, 37, "static-only", chain=("M.forward",)),
         finding(path, "BS000", 21, 1, 36, "dynamic-only", chain=("looped",), count=1, target="looped",
-                message="graph break no rule predicted: graph break in loop"),
+                message="graph break no rule predicted: graph break in loop", breaks=(BreakRef(1, 0),)),
     ]
     return Report(version="0.1.0", files=1, findings=attach_fixes(findings) if fixes else findings,
                   targets=model_targets(path), torch_version="2.13.0+cpu")

@@ -68,7 +68,7 @@ def runs(request, tmp_path_factory) -> Runs:
 def test_the_chain_matches_what_dynamo_did(runs):
     target = runs.before.targets[0]
     assert target.status == "ok", target.error
-    chain = build_chain(target, runs.before.findings)
+    chain = build_chain(target, runs.before.findings, 0)
     shape = ["b" if isinstance(n, BreakNode) else "g" for n in chain.nodes]
     assert shape == ["g", "b", "g", "b", "g", "b", "g", "g"]
     assert [(b.rule, b.brk.line, b.brk.gb_id, b.brk.count) for b in chain.breaks] == [

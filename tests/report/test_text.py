@@ -163,7 +163,7 @@ def test_a_long_chain_shows_its_start_and_end(tmp_path):
     graphs = tuple(GraphInfo(i, 1, ("add",), (), path) for i in range(40))
     breaks = tuple(Break(path, i + 1, "GB0124", None, "item", stack=(Frame(path, i + 1, "f"),)) for i in range(39))
     report = model_report(tmp_path)
-    report.targets = [TargetResult("deep", path, "ok", graphs=graphs, breaks=breaks)]
+    report.targets, report.findings = [TargetResult("deep", path, "ok", graphs=graphs, breaks=breaks)], []
     lines = _lines(render("text", report, PLAIN))
     assert "├── … 28 more graphs and 35 more breaks …" in lines  # 79 nodes: the first 12 and last 4 shown
     assert sum(line.startswith(("├──", "└──")) for line in lines) == 12 + 1 + 4

@@ -42,7 +42,7 @@ def torch_name(src: SourceModule) -> str | None:
     return next((local for local, full in src.bindings.items() if full == "torch"), None)
 
 
-def _insertion_line(src: SourceModule) -> int:
+def after_imports(src: SourceModule) -> int:
     """The line after the leading docstring, `__future__` imports and other imports."""
     line = 1
     for statement in src.module.body:
@@ -59,7 +59,7 @@ def torch_ref(src: SourceModule) -> tuple[str, tuple[Edit, ...]]:
     name = torch_name(src)
     if name is not None:
         return name, ()
-    return "torch", (insert_at(_insertion_line(src), "import torch\n"),)
+    return "torch", (insert_at(after_imports(src), "import torch\n"),)
 
 
 def config_switch(src: SourceModule, setting: str, summary: str) -> Rewrite | None:
@@ -68,7 +68,7 @@ def config_switch(src: SourceModule, setting: str, summary: str) -> Rewrite | No
         return None
     torch, imports = torch_ref(src)
     lines = f"# torch.compile setting (for the whole process)\n{torch}._dynamo.config.{setting} = True\n"
-    return Rewrite(summary, (*imports, insert_at(_insertion_line(src), lines)))
+    return Rewrite(summary, (*imports, insert_at(after_imports(src), lines)))
 
 
 def in_arithmetic(src: SourceModule, node: cst.CSTNode) -> tuple[cst.CSTNode, bool]:
