@@ -96,3 +96,13 @@ def test_entry_package_module_expr_from_the_project_folder(tmp_path):
     assert os.path.realpath(target["path"]) == str(SRC_LAYOUT / "src/detector/head.py")
     missing = cli(str(SRC_LAYOUT), "--entry", "detector.nowhere:Head()", "--no-cache")
     assert missing.returncode == 2 and "no module detector.nowhere found" in missing.stderr
+
+
+@pytest.mark.slow
+def test_the_chain_interleaves_graphs_and_breaks_as_they_ran(results):
+    from breakscan.report.graph import build_chain
+
+    # normalise: sum, .item() break, truediv; then describe's print break, after that graph.
+    chain = build_chain(results[1], [], 0)
+    assert [node.id for node in chain.nodes] == ["g1", "g2", "b1", "g3", "b2"]
+    assert [b.brk.gb_id for b in chain.breaks] == ["GB0124", "GB0059"]

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from breakscan.lint.rules import all_rules
 from breakscan.model import Finding, Frame, LibrarySite, Span
-from breakscan.report.summary import Counts, rule_rows
+from breakscan.report.summary import Counts, break_counts, rule_rows
 
 
 def _bare_break(gb_id: str) -> Finding:
@@ -36,3 +36,13 @@ def test_other_missed_breaks_get_a_row_per_gb_id():
     rows = rule_rows([_bare_break("GB7000"), _bare_break("GB9999"), _bare_break("GB9999")])
     assert [(r.rule, r.name, r.missed) for r in rows] == [("BS000", "unpredicted GB7000", 1),
                                                           ("BS000", "unpredicted GB9999", 2)]
+
+
+def test_break_counts_say_sites_and_occurrences_with_plurals():
+    from breakscan.model import Break, GraphInfo, TargetResult
+
+    one = Break("m.py", 3, None, None, "x")
+    assert break_counts(TargetResult("t", "m.py", "ok", graphs=(GraphInfo(0, 1),), breaks=(one,))) == "1 graph, 1 break"
+    many = TargetResult("t", "m.py", "ok", graphs=(GraphInfo(0, 1), GraphInfo(1, 2)),
+                        breaks=(replace(one, count=3), replace(one, line=4)))
+    assert break_counts(many) == "2 graphs, 2 breaks (4 occurrences)"
