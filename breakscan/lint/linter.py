@@ -102,25 +102,36 @@ def _lint_batch(paths: list[str], files: FileSet, settings: LintSettings) -> lis
     return [lint_unit(path, files, settings) for path in paths]
 
 
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _preference(finding: Finding) -> tuple[int, int, str]:
+    return _SEVERITY_ORDER[finding.severity], len(finding.chain), finding.rule
+
+
 def merge_units(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:
     suppressions: dict[str, list[Suppression]] = {}
-    best: dict[tuple, Finding] = {}
+    found_by_unit: list[Finding] = []
     for path, unit in units:
         outcome.errors.extend(unit.errors)
         if unit.declares_targets:
             outcome.declaring_targets.append(path)
         for file, found in unit.suppressions.items():
             suppressions.setdefault(file, found)
-        for finding in unit.findings:
-            key = (finding.path, finding.span, finding.rule)
-            if key not in best or len(finding.chain) < len(best[key].chain):
-                best[key] = finding
-    for finding in sorted(best.values(), key=lambda f: (f.path, f.span, f.rule)):
+        found_by_unit.extend(unit.findings)
+    # One finding per construct: the same node reached from several roots, or matched by several
+    # rules, is reported once, as its most certain finding (an error over a warning), then by the
+    # shortest way in from a compiled root.
+    best: dict[tuple, Finding] = {}
+    for finding in found_by_unit:
         if matches(finding.rule, config.ignored_for(finding.path)):
             continue
         if is_suppressed(suppressions.get(finding.path, []), finding.rule, finding.span.line, finding.span.end_line):
             continue
-        outcome.findings.append(finding)
+        key = (finding.path, finding.span)
+        if key not in best or _preference(finding) < _preference(best[key]):
+            best[key] = finding
+    outcome.findings.extend(sorted(best.values(), key=lambda f: (f.path, f.span, f.rule)))
     selected = set(outcome.rule_ids)
     for file, found in suppressions.items():
         for suppression in unused(found, selected):

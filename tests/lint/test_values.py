@@ -40,3 +40,19 @@ def fn(x):
     assert by_line[6].severity == "error" and by_line[6].rule == "BS101"
     assert by_line[7].severity == "warning" and by_line[7].rule == "BS101"
     assert "`make_stats(x)` is a tensor" in by_line[7].message
+
+
+def test_one_construct_reached_from_two_files_is_one_finding_at_its_most_certain(tmp_path):
+    from breakscan.config import Config
+    from breakscan.lint.linter import lint_paths
+
+    (tmp_path / "helpers.py").write_text("def scale(stats):\n    return stats.item()\n")
+    (tmp_path / "known.py").write_text(
+        "import torch\nfrom helpers import scale\n\n@torch.compile\ndef known(x):\n    return x * scale(x.sum())\n")
+    (tmp_path / "guessed.py").write_text(
+        "import torch\nfrom helpers import scale\nfrom somewhere_unreadable import make_stats\n\n"
+        "@torch.compile\ndef guessed(x):\n    return x * scale(make_stats(x))\n")
+    each = [lint_paths([str(tmp_path / name)], Config(), jobs=1).findings for name in ("known.py", "guessed.py")]
+    assert [[(f.line, f.severity) for f in found] for found in each] == [[(2, "error")], [(2, "warning")]]
+    both = lint_paths([str(tmp_path / "guessed.py"), str(tmp_path / "known.py")], Config(), jobs=1).findings
+    assert [(f.path.endswith("helpers.py"), f.line, f.rule, f.severity) for f in both] == [(True, 2, "BS101", "error")]
