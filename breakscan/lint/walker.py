@@ -155,6 +155,29 @@ class RegionContext:
                        own_frame=self._compiled_as_own_frame(node))
         )
 
+    def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None) -> None:
+        """Report a construct inside another function that this code runs (a class's `__init__`
+        when this code builds the object): the finding is placed there, with this chain."""
+        walker = self._walker
+        walker.result.findings.append(
+            RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events)))
+
+    # -- project lookups -------------------------------------------------------------------
+    def find_class(self, qualified: str) -> ClassInfo | None:
+        return self._walker.project.find_class(qualified)
+
+    def find_function(self, qualified: str) -> FunctionInfo | None:
+        return self._walker.project.find_function(qualified)
+
+    def is_module_class(self, info: ClassInfo) -> bool:
+        """Whether the class is an nn.Module, through its scanned bases."""
+        return self._walker.project.is_module_class(info)
+
+    def method_of(self, info: ClassInfo, name: str) -> FunctionInfo | None:
+        """The method `name` the class has or inherits from a scanned base."""
+        project = self._walker.project
+        return project.method(project.class_lineage(info), name)
+
     def _captured(self, rule: "Rule", node: cst.CSTNode) -> bool:
         """Whether the settings the code is compiled under keep this construct in the graph: a
         capture flag the rule names, or the called function added to a function-set setting

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.autograd._receivers import report_on_receiver
+from breakscan.lint.semantics.receivers import report_on_receiver
 
 
 class RequiresGradAssign(Rule):

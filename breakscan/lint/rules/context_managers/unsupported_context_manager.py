@@ -2,38 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-
-# Context managers TorchDynamo 2.13 cannot enter (each verified): it gives up on the whole frame.
-# `open(...)` is the io family's open-file rule. Supported, not listed: torch.no_grad,
-# enable_grad, set_grad_enabled, inference_mode, autocast (all spellings), record_function,
-# profiler.profile, nn.attention.sdpa_kernel, contextlib.nullcontext/suppress/ExitStack,
-# warnings.catch_warnings, @contextmanager generators and user classes with __enter__/__exit__.
-UNSUPPORTED_FACTORIES = frozenset(
-    {
-        "torch.device",
-        "torch.random.fork_rng",
-        "torch.backends.cuda.sdp_kernel",
-        "torch.backends.cudnn.flags",
-        "torch.backends.mkldnn.flags",
-        "torch.autograd.set_detect_anomaly",
-        "torch.autograd.detect_anomaly",
-        "torch.autograd.anomaly_mode.set_detect_anomaly",
-        "torch.autograd.anomaly_mode.detect_anomaly",
-        "torch.autograd.graph.saved_tensors_hooks",
-        "torch.autograd.graph.save_on_cpu",
-        "torch.autograd.graph.allow_mutation_on_saved_tensors",
-        "torch.cuda.device_of",
-        "torch._dynamo.config.patch",
-        "contextlib.redirect_stdout",
-        "contextlib.redirect_stderr",
-        "tempfile.TemporaryDirectory",
-        "tempfile.NamedTemporaryFile",
-        "unittest.mock.patch",
-        "threading.Lock",
-        "threading.RLock",
-    }
-)
-LOCK_CLASSES = frozenset({"threading.Lock", "threading.RLock"})
+from breakscan.lint.semantics.untraceable import LOCK_CLASSES, UNSUPPORTED_FACTORIES
 
 
 class UnsupportedContextManager(Rule):

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.scalars._values import is_number_like
+from breakscan.lint.semantics.scalars import is_number_like
 
 
 class BuiltinAnyAll(Rule):

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.scalars._values import holds_tensor_data
+from breakscan.lint.semantics.scalars import holds_tensor_data
 
 
 class TensorBoolOperator(Rule):

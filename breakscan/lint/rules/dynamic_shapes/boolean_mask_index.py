@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.dynamic_shapes._booleans import MaskTracker
+from breakscan.lint.semantics.booleans import MaskTracker
 
 LOGICAL_ASSIGN = (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)
 

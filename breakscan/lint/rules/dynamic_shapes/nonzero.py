@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.dynamic_shapes._ops import op_call
+from breakscan.lint.semantics.ops import op_call
 
 # Each output's length is the number of nonzero (True) elements of the input.
 NONZERO_OPS = frozenset({"nonzero", "argwhere", "masked_select", "where"})

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.dynamic_shapes._ops import op_call
+from breakscan.lint.semantics.ops import op_call
 
 UNIQUE_OPS = frozenset({"unique", "unique_consecutive"})
 

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._branches import BranchAware
+from breakscan.lint.semantics.branches import BranchAware
 
 # `logging.Logger` methods (and the `*_once` helpers Hugging Face attaches to it): all break.
 LOGGER_METHODS = frozenset(

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._branches import BranchAware
+from breakscan.lint.semantics.branches import BranchAware
 
 # The module-level shortcuts of the stdlib `logging` module that log through the root logger.
 LOGGING_FUNCTIONS = frozenset(

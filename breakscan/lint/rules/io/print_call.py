@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._branches import BranchAware
+from breakscan.lint.semantics.branches import BranchAware
 
 
 class PrintCall(BranchAware, Rule):

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._branches import BranchAware
+from breakscan.lint.semantics.branches import BranchAware
 
 STDIO_CALLS = frozenset(
     f"sys.{stream}.{method}" for stream in ("stdout", "stderr", "__stdout__", "__stderr__")

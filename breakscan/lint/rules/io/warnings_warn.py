@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.io._branches import BranchAware
+from breakscan.lint.semantics.branches import BranchAware
 
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 

@@ -5,10 +5,8 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.context_managers.unsupported_context_manager import UNSUPPORTED_FACTORIES
-from breakscan.lint.rules.stdlib.untraceable_stdlib_call import untraceable_gb_id
+from breakscan.lint.semantics.untraceable import UNSUPPORTED_FACTORIES, untraceable_gb_id
 from breakscan.lint.traverse import ancestors, children, find_nodes
-from breakscan.lint.walker import RawFinding
 
 # torch.nn layers that create nn.Parameters with their default arguments (verified: GB0264).
 # Parameter-free layers (ReLU, Dropout, pooling, Flatten, losses, Sequential of those) are traced.
@@ -189,11 +187,10 @@ class ModuleConstruction(Rule):
         """`Head()` / `DPMSolver(model)`: a scanned nn.Module class whose `__init__` TorchDynamo cannot finish."""
         if not isinstance(ctx.value(node), v.ModuleValue):
             return
-        project = ctx._walker.project
-        info = project.find_class(qualified)
-        if info is None or not project.is_module_class(info):
+        info = ctx.find_class(qualified)
+        if info is None or not ctx.is_module_class(info):
             return
-        init = project.method(project.class_lineage(info), "__init__")
+        init = ctx.method_of(info, "__init__")
         if init is None:
             return
         supers, layers = _init_calls(init)
@@ -213,8 +210,7 @@ class ModuleConstruction(Rule):
 
     def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None) -> None:
         # The break is inside another function (the class's `__init__`): place it there.
-        ctx._walker.result.findings.append(
-            RawFinding(self, node, function, message or self.message, self.severity, None))
+        ctx.report_in(self, function, node, message)
 
 
 def _is_parameterised(qualified: str, node: cst.Call) -> bool:

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.scalars._values import holds_tensor_data
+from breakscan.lint.semantics.scalars import holds_tensor_data
 
 # Builtins TorchDynamo cannot trace with a tensor argument (they need Python ints).
 INT_BUILTINS = frozenset(

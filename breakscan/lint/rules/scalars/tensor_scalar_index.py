@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.scalars._values import (
+from breakscan.lint.semantics.scalars import (
     assigned_values, first_size_use, holds_tensor_data, is_scalar_tensor,
 )
 

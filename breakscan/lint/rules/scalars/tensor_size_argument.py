@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.scalars._values import first_size_use, holds_tensor_data
+from breakscan.lint.semantics.scalars import first_size_use, holds_tensor_data
 
 _ALL = None
 _SIZE = frozenset({"size"})

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.stdlib._random import is_skipped_random_call
+from breakscan.lint.semantics.randomness import is_skipped_random_call
 
 
 class PythonRandomCall(Rule):

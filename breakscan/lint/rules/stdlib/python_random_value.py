@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.rules.stdlib._random import is_traced_draw
+from breakscan.lint.semantics.randomness import is_traced_draw
 from breakscan.lint.traverse import children
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.range"})

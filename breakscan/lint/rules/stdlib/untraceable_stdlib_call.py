@@ -1,51 +1,10 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-
-# Standard-library callables that TorchDynamo 2.13 cannot trace, each verified to break, with the
-# GB id it reports. Whole modules are listed where every function tried broke.
-UNTRACEABLE_MODULES = {
-    "gc": "GB0007", "zlib": "GB0007", "hashlib": "GB0007", "pickle": "GB0007", "base64": "GB0007",
-    "secrets": "GB0008",
-    # third party, on TorchDynamo's own skip list (trace_rules.THIRDPARTY_SKIPLIST): progress bars
-    # in samplers and training loops (`for i in trange(n)`, `with tqdm(total=n) as bar`), GB0007
-    # at the call, then GB0008 when the loop iterates the bar
-    "tqdm": "GB0007",
-}
-# The third-party entries above: the message must not call them standard library.
-THIRD_PARTY_MODULES = frozenset({"tqdm"})
-UNTRACEABLE_CALLS = {
-    # clocks and identities (the `time` module has its own rule, time-call)
-    "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.datetime.today": "GB0156",
-    "datetime.datetime.fromtimestamp": "GB0156", "datetime.date.today": "GB0156",
-    "uuid.uuid1": "GB0007", "uuid.uuid4": "GB0007",
-    "os.getpid": "GB0007", "os.urandom": "GB0007", "os.getcwd": "GB0007", "os.listdir": "GB0007",
-    "os.cpu_count": "GB0007", "os.path.exists": "GB0007", "os.path.isfile": "GB0007", "os.path.isdir": "GB0007",
-    "socket.gethostname": "GB0007",
-    # serialisation
-    "json.dumps": "GB0156", "json.loads": "GB0156",
-    "io.StringIO": "GB0156", "io.BytesIO": "GB0156",
-    # frames and introspection
-    "inspect.stack": "GB0007", "inspect.currentframe": "GB0007", "inspect.getframeinfo": "GB0007",
-    "inspect.getsource": "GB0007", "inspect.getsourcelines": "GB0007", "inspect.getfile": "GB0007",
-    "sys._getframe": "GB0007", "sys.getsizeof": "GB0007", "sys.getrefcount": "GB0007",
-    "traceback.format_stack": "GB0007", "traceback.print_stack": "GB0007", "traceback.extract_stack": "GB0007",
-    "importlib.import_module": "GB0007", "builtins.__import__": "GB0007",
-    # threads
-    "threading.Lock": "GB0007", "threading.RLock": "GB0156", "threading.Condition": "GB0156",
-    "threading.Event": "GB0007", "threading.Semaphore": "GB0007", "threading.current_thread": "GB0007",
-    "threading.get_ident": "GB0007", "threading.get_native_id": "GB0007",
-    # process-wide warning filters (`warnings.warn` itself is the io family's warnings-warn)
-    "warnings.simplefilter": "GB0007", "warnings.filterwarnings": "GB0007",
-}
-
-
-def untraceable_gb_id(qualified: str | None) -> str | None:
-    if qualified is None:
-        return None
-    if qualified in UNTRACEABLE_CALLS:
-        return UNTRACEABLE_CALLS[qualified]
-    return UNTRACEABLE_MODULES.get(qualified.split(".", 1)[0]) if "." in qualified else None
+from breakscan.lint.semantics.untraceable import (
+    THIRD_PARTY_MODULES,
+    untraceable_gb_id,
+)
 
 
 class UntraceableStdlibCall(Rule):
