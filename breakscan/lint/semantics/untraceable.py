@@ -4,6 +4,11 @@ that report them where they are called or entered, and by the rule that looks in
 
 from __future__ import annotations
 
+import ast
+import functools
+
+from breakscan.lint import catalogue
+
 # Standard-library callables that TorchDynamo 2.13 cannot trace, each verified to break, with the
 # GB id it reports. Whole modules are listed where every function tried broke.
 UNTRACEABLE_MODULES = {
@@ -47,7 +52,56 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return None
     if qualified in UNTRACEABLE_CALLS:
         return UNTRACEABLE_CALLS[qualified]
-    return UNTRACEABLE_MODULES.get(qualified.split(".", 1)[0]) if "." in qualified else None
+    if "." in qualified and qualified.split(".", 1)[0] in UNTRACEABLE_MODULES:
+        return UNTRACEABLE_MODULES[qualified.split(".", 1)[0]]
+    probed = probed_break(qualified)
+    return probed[0] if probed else None
+
+
+# Calls other rules report, each with its own advice (and exceptions, such as a print in a debug
+# branch or a random draw TorchDynamo traces): the catalogue does not add them here.
+_OWNED_ELSEWHERE = ("random.", "time.", "copy.", "warnings.", "logging.", "sys.stdout.", "sys.stderr.",
+                    "builtins.print", "builtins.open", "builtins.exec", "builtins.eval", "builtins.compile",
+                    "builtins.breakpoint", "builtins.globals")
+_PROBED_CATEGORIES = frozenset({"stdlib", "numpy", "builtin"})
+
+
+@functools.lru_cache(maxsize=2048)
+def probed_break(qualified: str) -> tuple[str, ...]:
+    """The GB ids TorchDynamo broke with on a standard-library, NumPy or builtin call, by the
+    catalogue (breakscan/lint/data/catalogue.json); () when it did not break there, was not probed,
+    or another rule owns the call. Only probes given literals count: there the break is the
+    function's, not its argument's (`inspect.signature` breaks on a lambda, not on a function)."""
+    if qualified.startswith(_OWNED_ELSEWHERE):
+        return ()
+    for entry in catalogue.entries(qualified):
+        if (entry.category in _PROBED_CATEGORIES and entry.status == "ok" and entry.breaks and entry.gb_ids
+                and _literal_arguments(entry.call)):
+            return entry.gb_ids
+    return ()
+
+
+def _is_dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _literal_arguments(call: str) -> bool:
+    """Whether every argument of the probed call (`threading.local()`, `np.random.randint(0, 5)`) is a literal."""
+    try:
+        expression = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(expression, ast.Call) or not _is_dotted(expression.func):
+        return False  # a method of what another call returned: the break may be that call's
+    arguments = [*expression.args, *(keyword.value for keyword in expression.keywords)]
+    try:
+        for argument in arguments:
+            ast.literal_eval(argument)
+    except ValueError:
+        return False
+    return True
 
 
 # Context managers TorchDynamo 2.13 cannot enter (each verified): it gives up on the whole frame.

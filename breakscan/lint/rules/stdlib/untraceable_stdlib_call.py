@@ -10,8 +10,8 @@ from breakscan.lint.semantics.untraceable import (
 class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
-    gb_ids = ("GB0007", "GB0156", "GB0008")
-    message = "this call (standard library, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
+    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294")
+    message = "this call (standard library, NumPy, a builtin, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
     ## What it does
@@ -31,6 +31,13 @@ class UntraceableStdlibCall(Rule):
     | `json.dumps/loads`, `io.StringIO/BytesIO` | GB0156 |
     | `secrets.*` | GB0008 |
     | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
+
+    and every standard-library, NumPy or builtin call that the catalogue of probes
+    (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
+    given literal arguments, e.g. `threading.local()` and `types.SimpleNamespace(...)` (GB0147),
+    `np.random.randint/uniform/choice` (GB0033), `np.random.permutation` (GB0294), `object()` and
+    `bytes(n)` (GB0059). Calls other rules report (`time`, `random`, `copy`, `logging`,
+    `warnings`, `print`, `open`, `exec`...) are left to them.
 
     ## Why is this bad?
     These functions are on TorchDynamo's skip list (GB0007 "Attempted to call function marked
@@ -90,6 +97,22 @@ class UntraceableStdlibCall(Rule):
                 owner = threading.get_ident()  # break
                 return y + 1
         """),
+        Example("""
+            import threading
+            import types
+
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                state = threading.local()  # break
+                y = x.cos()
+                options = types.SimpleNamespace(scale=2)  # break
+                z = y * options.scale
+                order = np.random.permutation(8)  # break
+                return z + len(order)
+        """),
     )
     valid = (
         Example("""
@@ -128,4 +151,5 @@ class UntraceableStdlibCall(Rule):
             ctx.report(self, node, f"`{qualified}` is on TorchDynamo's third-party skip list and cannot be traced: "
                                    "the graph breaks here (and again where a loop iterates it)")
         else:
-            ctx.report(self, node, "this standard-library call cannot be traced by TorchDynamo: the graph breaks here")
+            where = {"builtins": "builtin", "numpy": "NumPy call"}.get(qualified.split(".", 1)[0], "standard-library call")
+            ctx.report(self, node, f"this {where} cannot be traced by TorchDynamo: the graph breaks here")
