@@ -63,6 +63,11 @@ class FunctionInfo:
         return any(d in COMPILE_NAMES for d in self.decorators)
 
     @property
+    def is_property(self) -> bool:
+        return any(d in ("builtins.property", "functools.cached_property") or d.endswith(".getter")
+                   for d in self.decorators)
+
+    @property
     def is_staticmethod(self) -> bool:
         return any(d.endswith("staticmethod") for d in self.decorators)
 

@@ -48,7 +48,7 @@ class CallSite:
     callee: FunctionInfo
     arguments: list[v.Value]
     keywords: dict[str, v.Value]
-    node: cst.Call
+    node: cst.Call | cst.Attribute  # an attribute when it reads a property
     in_loop: bool = False
     order: int = 0
     spreads: bool = False  # passes `*args` or `**kwargs` on: what they hold is not known here
@@ -334,6 +334,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.TENSOR
             if attr == "training":
                 return v.BOOL
+            prop = self._property(node)
+            if prop is not None:
+                return self.project.return_value(prop)
             return v.OTHER
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
             if attr in v.TENSOR_ATTRIBUTES:
@@ -681,6 +684,20 @@ class RegionWalker(cst.CSTVisitor):
             result.return_items = tuple(v.join(a, b) for a, b in zip(result.return_items, items))
         result._returns_seen = True
 
+    def _property(self, node: cst.Attribute) -> FunctionInfo | None:
+        """The `@property` that reading `self.attr` (or `module.attr`) runs, when the class has one."""
+        base = self.value(node.value)
+        if base != v.SELF and not isinstance(base, v.ModuleValue):
+            return None
+        found = self.project.method(self._classes_of(base), node.attr.value)
+        return found if found is not None and found.is_property else None
+
+    def _after_attribute(self, node: cst.Attribute) -> None:
+        prop = self._property(node)
+        if prop is not None:  # reading it runs its body under TorchDynamo, as a call would
+            self.result.calls.append(CallSite(prop, [], {}, node, in_loop=self.loop_depth > 0,
+                                              order=next(self.events)))
+
     def _after_call(self, node: cst.Call) -> None:
         callee = self.project.resolve_call(self, node)
         if callee is None:
@@ -808,4 +825,5 @@ _AFTER = {
     cst.ImportFrom: RegionWalker._after_import,
     cst.Return: RegionWalker._after_return,
     cst.Call: RegionWalker._after_call,
+    cst.Attribute: RegionWalker._after_attribute,
 }

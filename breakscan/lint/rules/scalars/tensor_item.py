@@ -35,6 +35,22 @@ class TensorItem(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                @property
+                def scale(self):
+                    return self.proj.weight.abs().max().item()  # break
+
+                def forward(self, x):
+                    return self.proj(x) * self.scale  # reading the property runs it
+        """, entry="Model()"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):
