@@ -58,6 +58,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -197,17 +198,25 @@ def model_truth(name: str, eager: dict, dynamo: dict) -> dict:
             "breaks": dynamo["breaks"]}
 
 
-def generate_truth(venv: Path, libraries: list[Library], jobs: int, timeout: float) -> None:
+def generate_truth(venv: Path, libraries: list[Library], only: list[str] | None, jobs: int, timeout: float) -> None:
+    """Run every model of `libraries` (or only the models named in `only`, keeping the others' stored truth)."""
     installed = installed_libraries(venv)
     check_pins(installed, libraries)
     DATA.mkdir(exist_ok=True)
     for library in libraries:
         started = time.perf_counter()
-        names = model_names(venv, library)
+        all_names = model_names(venv, library)
+        stored = {m["name"]: m for m in load_truth(library)["models"]} if only else {}
+        unknown = sorted(set(only or ()) - set(all_names))
+        if unknown:
+            raise SetupError(f"{library.name} has no model {', '.join(unknown)}; it has {', '.join(all_names)}")
+        names = [name for name in all_names if not only or name in only]
         tasks = [(name, mode) for name in names for mode in ("eager", "dynamo")]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            runs = dict(zip(tasks, pool.map(lambda task: run_worker(venv, library, *task, timeout), tasks)))
-        models = [model_truth(name, runs[name, "eager"], runs[name, "dynamo"]) for name in names]
+            done = pool.map(partial(run_worker, venv, library, timeout=timeout), *zip(*tasks))
+            runs = dict(zip(tasks, done))
+        fresh = {name: model_truth(name, runs[name, "eager"], runs[name, "dynamo"]) for name in names}
+        models = [fresh.get(name) or stored[name] for name in all_names if name in fresh or name in stored]
         truth = {"library": library.name, "package": library.package, "version": library.version,
                  "torch": installed["torch"]["version"], "python": f"{sys.version_info.major}.{sys.version_info.minor}",
                  "models": models}
@@ -215,8 +224,8 @@ def generate_truth(venv: Path, libraries: list[Library], jobs: int, timeout: flo
         path.write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
         ok = sum(model["status"] == "ok" for model in models)
         sites = {(b["path"], b["line"]) for m in models for b in m.get("breaks", ()) if b["in_library"]}
-        print(f"{library.name} {library.version}: {ok}/{len(models)} models ran, {len(sites)} break sites, "
-              f"{time.perf_counter() - started:.0f} s -> {path.relative_to(REPO)}")
+        print(f"{library.name} {library.version}: {ok}/{len(models)} models ran ({len(names)} run now), "
+              f"{len(sites)} break sites, {time.perf_counter() - started:.0f} s -> {path.relative_to(REPO)}")
         for model in models:
             if model["status"] != "ok":
                 print(f"  skipped {model['name']}: {model['reason']}")
@@ -284,7 +293,8 @@ def score(truth: dict, findings: list[dict]) -> dict:
         for brk in model["breaks"]:
             if not brk["in_library"]:
                 continue
-            site = sites.setdefault((brk["path"], brk["line"]), {"gb_ids": set(), "models": set(), "reason": brk["reason"]})
+            site = sites.setdefault((brk["path"], brk["line"]),
+                                    {"gb_ids": set(), "models": set(), "reason": brk["reason"]})
             site["gb_ids"].add(brk["gb_id"] or "no GB id")
             site["models"].add(model["name"])
     by_line: dict[tuple[str, int], set[str]] = defaultdict(set)
@@ -319,7 +329,8 @@ def score(truth: dict, findings: list[dict]) -> dict:
 
 
 def models_running(truth: dict, path: str, line: int) -> set[str]:
-    return {m["name"] for m in truth["models"] if m["status"] == "ok" and line in parse_ranges(m["executed"].get(path, "0"))}
+    return {m["name"] for m in truth["models"]
+            if m["status"] == "ok" and path in m["executed"] and line in parse_ranges(m["executed"][path])}
 
 
 def site_key(key: tuple[str, int], site: dict) -> str:
@@ -383,14 +394,13 @@ def diff(current: dict, baseline: dict) -> list[str]:
                 changes.append(f"{key} {format_value(old)} -> {format_value(new)} ({'better' if better else 'worse'})")
         if before.get("version") != figures["version"]:
             changes.append(f"version {before.get('version')} -> {figures['version']}")
-        flips = [
-            *(f"  new false alarm    {key}" for key in sorted(set(figures["false_alarm_sites"]) - set(before["false_alarm_sites"]))),
-            *(f"  fixed false alarm  {key}" for key in sorted(set(before["false_alarm_sites"]) - set(figures["false_alarm_sites"]))),
-            *(f"  newly found site   {key}" for key in sorted(set(figures["found_sites"]) - set(before["found_sites"]))),
-            *(f"  lost site          {key}" for key in sorted(set(before["found_sites"]) - set(figures["found_sites"]))),
-        ]
         lines.append(f"{name}: " + ("; ".join(changes) if changes else "unchanged"))
-        lines += flips
+        alarms_now, alarms_before = set(figures["false_alarm_sites"]), set(before["false_alarm_sites"])
+        found_now, found_before = set(figures["found_sites"]), set(before["found_sites"])
+        lines += [f"  new false alarm    {key}" for key in sorted(alarms_now - alarms_before)]
+        lines += [f"  fixed false alarm  {key}" for key in sorted(alarms_before - alarms_now)]
+        lines += [f"  newly found site   {key}" for key in sorted(found_now - found_before)]
+        lines += [f"  lost site          {key}" for key in sorted(found_before - found_now)]
     return lines
 
 
@@ -423,7 +433,8 @@ def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> Non
     details = []
     for name, figures in per_library.items():
         details += [f"{name} {figures['version']}",
-                    *listing("false alarms (file:line rule [models that ran the line])", figures["false_alarm_sites"], None),
+                    *listing("false alarms (file:line rule [models that ran the line])",
+                             figures["false_alarm_sites"], None),
                     *listing("missed sites (file:line GB ids reason [models])", figures["missed_sites"], None)]
     DETAILS.write_text("\n".join(details) + "\n", encoding="utf-8")
     print(f"\nfalse alarms and missed sites (first {top} of each; all in {DETAILS.relative_to(REPO)})")
@@ -439,8 +450,16 @@ def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> Non
     else:
         print(f"\nno baseline yet ({BASELINE.relative_to(REPO)}): --save writes one")
     if save:
-        BASELINE.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"saved the figures as the baseline: {BASELINE.relative_to(REPO)}")
+        save_baseline(current)
+
+
+def save_baseline(current: dict) -> None:
+    """Write the figures as the baseline; a run of some libraries keeps the others' saved figures."""
+    saved = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {"libraries": {}}
+    libraries = {**saved["libraries"], **current["libraries"]}
+    merged = {"torch": current["torch"], "libraries": libraries, "total": totals(libraries)}
+    BASELINE.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"saved the figures as the baseline: {BASELINE.relative_to(REPO)}")
 
 
 # the command line --------------------------------------------------------------------------------
@@ -448,20 +467,24 @@ def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> Non
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", default="score", choices=("setup", "truth", "score"))
-    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help=f"scratch venv (default {DEFAULT_VENV.relative_to(REPO)})")
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV,
+                        help=f"scratch venv (default {DEFAULT_VENV.relative_to(REPO)})")
     parser.add_argument("--library", action="append", choices=list(BY_NAME), help="only this library (repeatable)")
+    parser.add_argument("--model", action="append", help="truth: only this model (repeatable; with one --library)")
     parser.add_argument("--jobs", type=int, default=2, help="model runs at once (truth; default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per model run (truth; default 300)")
     parser.add_argument("--save", action="store_true", help="make these figures the baseline (score)")
     parser.add_argument("--top", type=int, default=10, help="false alarms and missed sites shown per library (score)")
     args = parser.parse_args()
     libraries = [BY_NAME[name] for name in args.library] if args.library else LIBRARIES
+    if args.model and len(libraries) != 1:
+        parser.error("--model needs exactly one --library")
     venv = args.venv.resolve()
     try:
         if args.command == "setup":
             setup(venv)
         elif args.command == "truth":
-            generate_truth(venv, libraries, args.jobs, args.timeout)
+            generate_truth(venv, libraries, args.model, args.jobs, args.timeout)
         else:
             run_score(venv, libraries, args.save, args.top)
     except SetupError as error:

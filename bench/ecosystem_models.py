@@ -107,6 +107,55 @@ def _whisper() -> Built:
                                                         "decoder_input_ids": _tokens(length=4)}
 
 
+def _big_bird() -> Built:
+    from transformers import BigBirdConfig, BigBirdModel
+
+    # block_sparse attention needs sequences longer than (5 + 2 * random blocks) blocks
+    config = BigBirdConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=256, attention_type="block_sparse",
+                           block_size=4, num_random_blocks=2)
+    return BigBirdModel(config), (), {"input_ids": _tokens(length=64)}
+
+
+def _longformer() -> Built:
+    from transformers import LongformerConfig, LongformerModel
+
+    config = LongformerConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=64, max_position_embeddings=80, attention_window=8)
+    return LongformerModel(config), (), {"input_ids": _tokens(length=20)}
+
+
+def _reformer() -> Built:
+    from transformers import ReformerConfig, ReformerModelWithLMHead
+
+    config = ReformerConfig(vocab_size=100, hidden_size=32, num_attention_heads=2, attention_head_size=16,
+                            feed_forward_size=64, attn_layers=["local", "lsh"], axial_pos_shape=(4, 4),
+                            axial_pos_embds_dim=(16, 16), max_position_embeddings=16, local_attn_chunk_length=4,
+                            lsh_attn_chunk_length=4, num_buckets=2, is_decoder=True)
+    return ReformerModelWithLMHead(config), (), {"input_ids": _tokens(length=16)}
+
+
+def _deberta_v2() -> Built:
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    config = DebertaV2Config(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                             intermediate_size=64, max_position_embeddings=64, relative_attention=True,
+                             position_buckets=16, pos_att_type=["p2c", "c2p"])
+    return DebertaV2Model(config), (), {"input_ids": _tokens()}
+
+
+def _switch_transformers() -> Built:
+    from transformers import SwitchTransformersConfig, SwitchTransformersForConditionalGeneration
+
+    config = SwitchTransformersConfig(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                                      num_decoder_layers=2, num_heads=4, num_experts=4, expert_capacity=8,
+                                      decoder_start_token_id=0)
+    ids = _tokens()
+    # with no mask its compiling path subscripts None (transformers 5.23); a mask is what real inputs have
+    return SwitchTransformersForConditionalGeneration(config), (), {
+        "input_ids": ids, "attention_mask": torch.ones_like(ids), "decoder_input_ids": _tokens(length=4)}
+
+
 TRANSFORMERS = [
     Spec("llama", partial(_causal_lm, "LlamaConfig", "LlamaForCausalLM")),
     Spec("mistral", partial(_causal_lm, "MistralConfig", "MistralForCausalLM")),
@@ -120,6 +169,11 @@ TRANSFORMERS = [
     Spec("vit", _vit),
     Spec("clip", _clip),
     Spec("whisper", _whisper),
+    Spec("big_bird", _big_bird),
+    Spec("longformer", _longformer),
+    Spec("reformer", _reformer),
+    Spec("deberta_v2", _deberta_v2),
+    Spec("switch_transformers", _switch_transformers),
 ]
 
 
@@ -269,7 +323,8 @@ def _warp_perspective() -> Built:
 def _focal_loss() -> Built:
     from kornia.losses import FocalLoss
 
-    return FocalLoss(alpha=0.5, gamma=2.0, reduction="mean"), (torch.randn(4, 5, 8, 8), torch.randint(0, 5, (4, 8, 8))), {}
+    logits, labels = torch.randn(4, 5, 8, 8), torch.randint(0, 5, (4, 8, 8))
+    return FocalLoss(alpha=0.5, gamma=2.0, reduction="mean"), (logits, labels), {}
 
 
 KORNIA = [
