@@ -12,6 +12,9 @@ from typing import Literal
 Severity = Literal["error", "warning", "info"]
 FailOn = Literal["error", "warning"]
 FindingStatus = Literal["static-only", "confirmed", "dynamic-only"]
+# As ruff's: "safe" cannot change what the code computes, "unsafe" can (at edge cases: dtypes,
+# side effects, process-wide settings), "manual" is advice with no edits to apply.
+Applicability = Literal["safe", "unsafe", "manual"]
 TargetStatus = Literal["ok", "failed", "timeout", "crashed", "skipped"]
 
 
@@ -38,6 +41,10 @@ class Fix:
     summary: str
     diff: str | None = None
     edits: tuple[Edit, ...] = ()
+    applicability: Applicability = "manual"
+    # The file `edits` apply to: the finding's, or for a construct inside an installed library
+    # the user's file that calls into it. None for advice without edits.
+    path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,17 @@ import libcst as cst
 
 from breakscan.fixes.edits import apply_edits, unified_diff
 from breakscan.fixes.source import SourceModule
-from breakscan.model import Edit, Fix
+from breakscan.model import Applicability, Edit, Fix
 
 
 @dataclass(frozen=True)
 class Rewrite:
     summary: str
     edits: tuple[Edit, ...]
-    # A single-node rewrite that keeps values and types: offered as exact edits (LSP, SARIF fixes).
-    # Rewrites that turn a Python number into a 0-d tensor are not: a later use may need the number.
-    safe: bool = False
+    # "safe": keeps every value and type the code computes (deleting an explicit break, making a
+    # helper run eagerly); "unsafe": can change them at edge cases (a Python number kept as a 0-d
+    # tensor, both sides of a branch computed, a process-wide setting, a layer built once).
+    applicability: Applicability = "unsafe"
 
 
 def to_fix(src: SourceModule, rewrite: Rewrite) -> Fix | None:
@@ -33,7 +34,7 @@ def to_fix(src: SourceModule, rewrite: Rewrite) -> Fix | None:
     after = after if after.endswith("\n") else after + "\n"
     shown = src.path if os.path.isabs(src.path) else None
     diff = unified_diff(src.path, before, after) if shown is None else _absolute_diff(shown, before, after)
-    return Fix(rewrite.summary, diff, rewrite.edits if rewrite.safe else ())
+    return Fix(rewrite.summary, diff, rewrite.edits, rewrite.applicability, src.path)
 
 
 def _absolute_diff(path: str, before: str, after: str) -> str:

@@ -14,8 +14,8 @@ from breakscan.report.graph import EXPORTERS, build_chain, chain_dict, library_d
 def finding_dict(finding: Finding) -> dict:
     fix = None
     if finding.fix is not None:
-        fix = {"summary": finding.fix.summary, "diff": finding.fix.diff,
-               "edits": [edit_dict(e) for e in finding.fix.edits]}
+        fix = {"summary": finding.fix.summary, "diff": finding.fix.diff, "applicability": finding.fix.applicability,
+               "path": finding.fix.path, "edits": [edit_dict(e) for e in finding.fix.edits]}
     return {
         "rule": finding.rule,
         "name": finding.name,

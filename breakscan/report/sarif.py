@@ -94,7 +94,7 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
         result["fixes"] = [{
             "description": {"text": finding.fix.summary},
             "artifactChanges": [{
-                "artifactLocation": _artifact(finding.path),
+                "artifactLocation": _artifact(finding.fix.path or finding.path),
                 "replacements": [{"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.replacement}}
                                  for edit in finding.fix.edits],
             }],

@@ -35,14 +35,16 @@ def test_item_kept_as_tensor_only_when_combined_with_tensors(tmp_path):
         def fn(x):
             return x * x.sum().item()
     """, ".item()", gb_id="GB0124")
-    assert "+    return x * x.sum()" in combined.diff and not combined.edits  # a type changes: no auto-edit
+    # A Python number becomes a 0-d tensor: exact edits, but unsafe (dtype promotion can differ).
+    assert "+    return x * x.sum()" in combined.diff and combined.applicability == "unsafe"
+    assert [e.replacement for e in combined.edits] == ["x.sum()"]
     returned = _fix(tmp_path, """
         import torch
         def fn(x):
             n = x.sum().item()
             return x, n
     """, ".item()", gb_id="GB0124")
-    assert "capture_scalar_outputs = True" in returned.diff and not returned.edits
+    assert "capture_scalar_outputs = True" in returned.diff and returned.applicability == "unsafe"  # process-wide
     as_size = _fix(tmp_path, """
         import torch
         def fn(x):

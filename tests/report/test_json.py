@@ -26,4 +26,6 @@ def test_fix_has_summary_diff_and_edits(tmp_path):
     fix = data["findings"][3]["fix"]  # deleting an explicit graph break: a safe single-node edit
     assert fix["diff"].splitlines()[2].startswith("@@")
     assert fix["edits"] == [{"line": 21, "column": 1, "end_line": 22, "end_column": 1, "replacement": "        pass\n"}]
-    assert data["findings"][0]["fix"]["edits"] == []  # .item() -> tensor changes a type: diff only
+    assert fix["applicability"] == "safe" and fix["path"] == data["findings"][3]["path"]
+    item = data["findings"][0]["fix"]  # .item() -> tensor changes a type: exact, but unsafe
+    assert item["applicability"] == "unsafe" and item["edits"] and item["path"] == data["findings"][0]["path"]

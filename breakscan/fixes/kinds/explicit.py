@@ -19,4 +19,4 @@ def drop_graph_break(src: SourceModule, finding: Finding) -> Rewrite | None:
             and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
         return None
     summary = "delete the explicit graph break: it computes nothing, so the result is unchanged"
-    return Rewrite(summary, (remove_statement(src, statement),), safe=True)
+    return Rewrite(summary, (remove_statement(src, statement),), applicability="safe")

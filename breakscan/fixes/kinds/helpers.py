@@ -143,4 +143,4 @@ def disable_helper(src: SourceModule, finding: Finding) -> Rewrite | None:
     decorator = f"{src.indent(line)}@{torch}.compiler.disable\n"
     summary = (f"stop Dynamo from tracing `{function.name.value}`: it runs eagerly and the breaks inside it "
                "are gone; cost: the graph still breaks at each call of it (GB0098; GB0099 for a method)")
-    return Rewrite(summary, (*imports, insert_at(line, decorator)))
+    return Rewrite(summary, (*imports, insert_at(line, decorator)), applicability="safe")

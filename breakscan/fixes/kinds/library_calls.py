@@ -58,4 +58,4 @@ def run_library_call_eagerly(src: SourceModule, finding: Finding) -> Rewrite | N
     setting = next((_SETTINGS[g] for g in finding.gb_ids if g in _SETTINGS), None)
     if setting:
         summary += f"; or keep it in the graph with `{torch}._dynamo.config.{setting} = True`"
-    return Rewrite(summary, tuple(edits))
+    return Rewrite(summary, tuple(edits), applicability="safe")

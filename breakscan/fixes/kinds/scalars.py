@@ -89,7 +89,7 @@ def index_without_scalar(src: SourceModule, finding: Finding) -> Rewrite | None:
     text = f"{atom(src, subscript.value)}.index_select(0, {index}.reshape(1)).squeeze(0)"
     summary = (f"select with `index_select` on the index tensor instead of indexing with it: `{src.code(subscript)}` "
                "needs the index as a Python number, `index_select` does not (same result)")
-    return Rewrite(summary, (replace_node(src, subscript, text),), safe=True)
+    return Rewrite(summary, (replace_node(src, subscript, text),), applicability="safe")
 
 
 def _tensor_list(node: cst.CSTNode) -> bool:

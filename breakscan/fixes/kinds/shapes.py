@@ -59,7 +59,7 @@ def reduce_without_indexing(src: SourceModule, finding: Finding) -> Rewrite | No
     text = f"{kept}.sum()" if reduction == "sum" else f"{kept}.sum() / ({src.code(mask)}).sum()"
     summary = (f"reduce over the masked-out values set to zero instead of indexing with the mask: the "
                f"shape stays static and the {reduction} is the same")
-    return Rewrite(summary, (*imports, replace_node(src, call, text)), safe=not imports)
+    return Rewrite(summary, (*imports, replace_node(src, call, text)), applicability="safe")
 
 
 def _dynamic_op(src: SourceModule, node: cst.CSTNode) -> bool:
