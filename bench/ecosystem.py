@@ -25,7 +25,8 @@ The ground truth goes to bench/ecosystem/<library>.json: pinned versions, and pe
 the lines that ran (per file relative to the package folder, as ranges) and its break sites.
 
 `score` works from that data alone (no model runs): it lints each installed package folder with the
-working tree's `breakscan check --static --format json --no-cache`, matches findings and breaks by
+working tree's `breakscan check --static --format json --no-cache` (or another tree's: `--breakscan DIR`,
+e.g. a `git worktree` of the commit to compare with), matches findings and breaks by
 (file relative to the package folder, line), and reports per library:
 
 - recall: break sites with a finding on their line / all break sites;
@@ -268,11 +269,12 @@ def lint_paths(root: str, library: Library, executed_files: Iterable[str]) -> li
     return [p for p in paths if os.path.isdir(p) or p.endswith(".py")]
 
 
-def lint(root: str, paths: list[str]) -> list[dict]:
-    """The working tree's static lint of `paths`, findings with paths relative to `root`."""
+def lint(root: str, paths: list[str], source: Path) -> list[dict]:
+    """The static lint of `paths` by the breakscan in the source tree `source`, findings with paths relative to
+    `root`."""
     command = [sys.executable, "-m", "breakscan", "check", "--static", "--format", "json", "--no-cache",
                "--exit-zero", *paths]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)  # cwd: `-m` imports the working tree
+    done = subprocess.run(command, capture_output=True, text=True, cwd=source)  # `-m` imports from the cwd first
     if done.returncode != 0:
         raise SetupError(f"the lint failed (exit code {done.returncode}):\n{done.stderr[-2000:]}")
     findings = json.loads(done.stdout)["findings"]
@@ -412,7 +414,7 @@ def listing(title: str, entries: dict[str, list[str]], top: int | None) -> list[
     return lines
 
 
-def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> None:
+def run_score(venv: Path, libraries: list[Library], source: Path, save: bool, top: int) -> None:
     installed = installed_libraries(venv)
     check_pins(installed, libraries)
     truths = {library.name: load_truth(library) for library in libraries}
@@ -422,7 +424,7 @@ def run_score(venv: Path, libraries: list[Library], save: bool, top: int) -> Non
         truth = truths[library.name]
         executed_files = {path for m in truth["models"] if m["status"] == "ok" for path in m["executed"]}
         started = time.perf_counter()
-        findings = lint(root, lint_paths(root, library, executed_files))
+        findings = lint(root, lint_paths(root, library, executed_files), source)
         lint_seconds[library.name] = time.perf_counter() - started
         per_library[library.name] = score(truth, findings)
     current = {"torch": installed["torch"]["version"], "libraries": per_library, "total": totals(per_library)}
@@ -473,6 +475,9 @@ def main() -> int:
     parser.add_argument("--model", action="append", help="truth: only this model (repeatable; with one --library)")
     parser.add_argument("--jobs", type=int, default=2, help="model runs at once (truth; default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per model run (truth; default 300)")
+    parser.add_argument("--breakscan", type=Path, default=REPO,
+                        help="score: the source tree whose breakscan lints, e.g. a `git worktree` of another commit "
+                             "(default: this working tree)")
     parser.add_argument("--save", action="store_true", help="make these figures the baseline (score)")
     parser.add_argument("--top", type=int, default=10, help="false alarms and missed sites shown per library (score)")
     args = parser.parse_args()
@@ -486,7 +491,9 @@ def main() -> int:
         elif args.command == "truth":
             generate_truth(venv, libraries, args.model, args.jobs, args.timeout)
         else:
-            run_score(venv, libraries, args.save, args.top)
+            if not (args.breakscan / "breakscan" / "__main__.py").exists():
+                raise SetupError(f"no breakscan source tree at {args.breakscan}")
+            run_score(venv, libraries, args.breakscan.resolve(), args.save, args.top)
     except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -41,6 +42,9 @@ from ecosystem_models import MODELS  # noqa: E402
 from breakscan.confirm.attribute import UserFiles, merge_breaks  # noqa: E402
 from breakscan.confirm.capture import capturing, without_guard_profiling  # noqa: E402
 from breakscan.confirm.registry import load_registry  # noqa: E402
+
+# Where a path in a break's reason is installed (the venv's folder): left out of the stored data.
+INSTALLED = re.compile(r"[^\s(]*/site-packages/")
 
 
 def package_dir(package: str) -> str:
@@ -150,7 +154,7 @@ def run_dynamo(library: str, name: str, root: str) -> dict:
             "path": os.path.relpath(os.path.realpath(brk.path), root) if inside else brk.path,
             "line": brk.line,
             "gb_id": brk.gb_id,
-            "reason": brk.reason.splitlines()[0] if brk.reason else "",
+            "reason": INSTALLED.sub("", next(iter(brk.reason.splitlines()), "")),
             "count": brk.count,
             "frame_skipped": brk.frame_skipped,
             "in_library": inside,
