@@ -45,10 +45,14 @@ class FunctionInfo:
     # What its decorators say about how it is compiled: `@torch.compile(fullgraph=True)`,
     # `@torch._dynamo.config.patch(capture_scalar_outputs=True)`.
     compile_settings: DynamoSettings = NO_SETTINGS
+    # For a method run on an instance of a subclass (an inherited `forward`): that class, whose
+    # overrides `self.method()` calls reach, as TorchDynamo traces them for the real instance.
+    bound_class: "ClassInfo | None" = None
 
     @property
     def key(self) -> str:
-        return f"{self.module.name}:{self.qualname}"
+        bound = f"@{self.bound_class.module.name}.{self.bound_class.name}" if self.bound_class is not None else ""
+        return f"{self.module.name}:{self.qualname}{bound}"
 
     @property
     def disabled(self) -> bool:

@@ -8,6 +8,7 @@ callers pass tensors.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -60,6 +61,7 @@ class Project:
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
         self._passthrough: dict[str, frozenset[int] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
+        self._bound: dict[tuple[str, int], FunctionInfo] = {}
 
     # -- lookups ---------------------------------------------------------------------------
     def find_module(self, name: str) -> ModuleIndex | None:
@@ -124,6 +126,15 @@ class Project:
         self._module_class_cache[id(info)] = result
         return result
 
+    def bound(self, method: FunctionInfo, cls: ClassInfo | None) -> FunctionInfo:
+        """`method` as run on an instance of `cls`: bound to it when `cls` inherits the method."""
+        if cls is None or (method.module is cls.module and method.class_name == cls.name):
+            return method
+        key = (method.key.split("@")[0], id(cls))
+        if key not in self._bound:
+            self._bound[key] = dataclasses.replace(method, bound_class=cls)
+        return self._bound[key]
+
     def method(self, classes: list[ClassInfo], name: str) -> FunctionInfo | None:
         for info in classes:
             if name in info.methods:
@@ -135,14 +146,15 @@ class Project:
         func = call.func
         if isinstance(func, cst.Attribute):
             base = func.value
-            if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.cls is not None:
-                return self.method(self.class_lineage(walker.cls)[1:], func.attr.value)
+            if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.defining_cls is not None:
+                found = self.method(self.class_lineage(walker.defining_cls)[1:], func.attr.value)
+                return self.bound(found, walker.cls) if found is not None else None
             base_value = walker.value(base)
             if base_value == v.SELF or isinstance(base_value, v.ModuleValue):
                 classes = walker._classes_of(base_value)
                 found = self.method(classes, func.attr.value)
                 if found is not None:
-                    return found
+                    return self.bound(found, walker.cls) if base_value == v.SELF else found
         value = walker.value(func)
         if isinstance(value, v.ModuleValue):
             # Calling an nn.Module runs its forward; calling any other object runs its __call__.
@@ -183,8 +195,11 @@ class Project:
                 if function.compiled or self._named_in_config(function):
                     roots[function.key] = function
             for info in module.classes.values():
-                forward = info.methods.get("forward")
+                # A module's forward, its own or inherited: an inherited one runs on this class's
+                # instances, so the overrides it calls through `self` are this class's.
+                forward = self.method(self.class_lineage(info), "forward")
                 if forward is not None and not forward.disabled and self.is_module_class(info):
+                    forward = self.bound(forward, info)
                     roots[forward.key] = forward
             for reference in module.compiled_refs:
                 function = self.find_function(reference)

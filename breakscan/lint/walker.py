@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from breakscan.lint.regions import Project
     from breakscan.lint.rule import Rule
 
-COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling", "is_exporting")
-# TorchScript and ONNX/jit-tracing checks are False under TorchDynamo: their branches are dead.
-TRACING_GUARDS = ("is_scripting", "is_tracing", "_is_tracing", "_get_tracing_state", "is_in_onnx_export")
+COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
+# TorchScript, ONNX/jit-tracing and export checks are False under torch.compile: their branches are dead.
+TRACING_GUARDS = ("is_scripting", "is_tracing", "_is_tracing", "_get_tracing_state", "is_in_onnx_export",
+                  "is_exporting")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class RawFinding:
     in_loop: bool = False
     order: int = 0  # source order among the function's findings and calls
     own_frame: bool = False  # it breaks in a frame of its own (see RegionContext._compiled_as_own_frame)
+    kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
 
 
 @dataclass
@@ -152,8 +154,17 @@ class RegionContext:
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, order=next(walker.events),
-                       own_frame=self._compiled_as_own_frame(node))
+                       own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node))
         )
+
+    def kinds_at(self, node: cst.CSTNode) -> tuple[tuple[str, str], ...]:
+        """The value kinds known at `node`, as plain data for the fixes: each local name's, and the
+        node's own under its code when it is an expression (a module instance is "module")."""
+        walker = self._walker
+        named = [(name, value) for name, value in walker.bindings.items()]
+        if isinstance(node, cst.BaseExpression):
+            named.append((cst.Module(body=[]).code_for_node(node), walker.value(node)))
+        return tuple((name, value.name if isinstance(value, v.Kind) else "module") for name, value in named)
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
@@ -216,7 +227,10 @@ class RegionWalker(cst.CSTVisitor):
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
         self.events = itertools.count()
-        self.cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
+        # The class that defines the function (for `super()`), and the class of `self`: a subclass
+        # when an inherited method runs on one of its instances.
+        self.defining_cls: ClassInfo | None = function.module.classes.get(function.class_name or "")
+        self.cls: ClassInfo | None = function.bound_class or self.defining_cls
         positional = function.positional_params
         self._parameter_positions = {p.name.value: index for index, p in enumerate(positional)}
         star = function.node.params.star_arg
@@ -690,7 +704,9 @@ class RegionWalker(cst.CSTVisitor):
         if base != v.SELF and not isinstance(base, v.ModuleValue):
             return None
         found = self.project.method(self._classes_of(base), node.attr.value)
-        return found if found is not None and found.is_property else None
+        if found is None or not found.is_property:
+            return None
+        return self.project.bound(found, self.cls) if base == v.SELF else found
 
     def _after_attribute(self, node: cst.Attribute) -> None:
         prop = self._property(node)
