@@ -87,6 +87,9 @@ class Finding:
     call_sites: tuple[Frame, ...] = ()
     # Set when the construct is in an installed package's code, reached with `--follow`.
     library: LibrarySite | None = None
+    # What the lint knew where it reported: (local name or the construct's code, value kind:
+    # "tensor", "int", "none", "module", ...). The fixes check their typed conditions on it.
+    kinds: tuple[tuple[str, str], ...] = ()
 
     @property
     def line(self) -> int:

@@ -232,7 +232,7 @@ class Unit:
                     Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
                             message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
                             chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
-                            library=self._library_site(path, sites))
+                            library=self._library_site(path, sites), kinds=finding.kinds)
                 )
 
     def _library_site(self, path: str, sites: tuple[Frame, ...]) -> LibrarySite | None:

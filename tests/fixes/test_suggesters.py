@@ -222,3 +222,81 @@ def test_fixes_never_import_torch():
             "[attach_fixes([c.finding()]) for c in load_cases()]; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
     assert case.path.exists()
+
+
+def _linted_fixes(tmp_path, source: str) -> dict[int, str]:
+    """Line -> the suggested diff, for the lint's own findings (with the value kinds it recorded)."""
+    path = tmp_path / "typed.py"
+    path.write_text(textwrap.dedent(source).lstrip("\n"))
+    outcome = lint_paths([str(path)], Config(), jobs=1)
+    return {f.line: f.fix.diff or "" for f in attach_fixes(outcome.findings) if f.fix is not None}
+
+
+def test_where_is_offered_only_on_tensor_operands(tmp_path):
+    fixes = _linted_fixes(tmp_path, """
+        import torch
+
+        @torch.compile
+        def fn(x, n: int):
+            none = x if x.sum() > 0 else None
+            numbers = 2 if x.sum() > 0 else 3
+            counts = n if x.sum() > 0 else n + 1
+            tensors = x if x.sum() > 0 else x * 2
+            return none, numbers, counts, tensors
+    """)
+    assert "torch.where" not in fixes.get(5, "")  # None: torch.where raises TypeError
+    assert "torch.where" not in fixes.get(6, "")  # Python numbers: the result would become a tensor
+    assert "torch.where" not in fixes.get(7, "")  # an int parameter on both sides, as the lint knows
+    assert "+    tensors = torch.where(x.sum() > 0, x, x * 2)" in fixes[8]
+
+
+def test_cond_is_not_offered_on_a_tuple_comparison(tmp_path):
+    fixes = _linted_fixes(tmp_path, """
+        import torch
+
+        @torch.compile
+        def fn(x, y):
+            if (x.sum(), y.sum()) == (0, 0):
+                a = x + 1
+                b = y + 1
+            else:
+                a = x - 1
+                b = y - 1
+            if x.sum() > 0:
+                c = x + 1
+                d = y + 1
+            else:
+                c = x - 1
+                d = y - 1
+            return a, b, c, d
+    """)
+    assert "torch.cond" not in fixes.get(5, "")
+    assert "torch.cond(x.sum() > 0" in fixes[11]
+
+
+def test_disable_is_never_offered_on_a_compiled_root(tmp_path):
+    helper = """
+        import torch
+
+        def step(x):
+            values = x.tolist()
+            return torch.tensor([v * 2 for v in values])
+        {compiled}
+        def outer(x):
+            return step(x) * 2
+    """
+    # Reached from `outer` only: the helper is made opaque. Also compiled itself: never.
+    reached = _fix(tmp_path, helper.format(compiled=""), "tolist", rule="BS000", gb_id="GB0109", chain=("outer", "step"))
+    assert '+@torch.library.custom_op("m::step", mutates_args=())' in reached.diff
+    compiled = helper.format(compiled="compiled_step = torch.compile(step)\n")
+    assert _fix(tmp_path, compiled, "tolist", rule="BS000", gb_id="GB0109", chain=("outer", "step")) is None
+    module = """
+        import torch
+
+        class Detector(torch.nn.Module):
+            def forward(self, x):
+                values = x.tolist()
+                return torch.tensor(values)
+    """
+    # A break from a run names the root by its frame (`forward`): still the compiled root.
+    assert _fix(tmp_path, module, "tolist", rule="BS000", gb_id="GB0109", chain=("forward",)) is None

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from breakscan.fixes.kinds.common import atom, call_name, torch_ref, used_as_tensor
+from breakscan.fixes.kinds.common import (
+    atom,
+    call_name,
+    expression_kind,
+    tensor_predicate,
+    torch_ref,
+    used_as_tensor,
+    where_operands_ok,
+)
 from breakscan.fixes.rewrite import Rewrite, indented, replace_lines, replace_node
 from breakscan.fixes.source import SourceModule
 from breakscan.model import Edit, Finding, Span
@@ -48,15 +56,18 @@ def _single(block: cst.CSTNode | None) -> cst.BaseSmallStatement | None:
     return None
 
 
-def _assigned(src: SourceModule, statement: cst.BaseSmallStatement | None) -> tuple[str, str] | None:
-    """(name, value) for `name = value` or `name op= value` (as `name op (value)`)."""
+def _assigned(src: SourceModule, statement: cst.BaseSmallStatement | None
+              ) -> tuple[str, str, cst.BaseExpression] | None:
+    """(name, value, the expression that decides its kind) for `name = value` or `name op= value`
+    (as `name op (value)`, a tensor if the name is)."""
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
         target = statement.targets[0].target
         if isinstance(target, cst.Name):
-            return target.value, src.code(statement.value)
+            return target.value, src.code(statement.value), statement.value
     if isinstance(statement, cst.AugAssign) and isinstance(statement.target, cst.Name):
         operator = cst.Module([]).code_for_node(statement.operator).strip().removesuffix("=")
-        return statement.target.value, f"{statement.target.value} {operator} ({src.code(statement.value)})"
+        code = f"{statement.target.value} {operator} ({src.code(statement.value)})"
+        return statement.target.value, code, statement.target
     return None
 
 
@@ -72,14 +83,19 @@ def _following_return(src: SourceModule, branch: cst.If) -> cst.SimpleStatementL
 
 def select_with_where(src: SourceModule, finding: Finding) -> Rewrite | None:
     branch = _branch(src, finding)
-    return where_rewrite(src, branch, src.code(branch.test)) if branch is not None else None
+    if branch is None or not tensor_predicate(src, finding, branch.test):
+        return None
+    return where_rewrite(src, finding, branch, src.code(branch.test))
 
 
-def where_rewrite(src: SourceModule, branch: cst.If | cst.IfExp, test: str) -> Rewrite | None:
-    """`branch` as one `torch.where(test, ...)`, when each side is one value."""
+def where_rewrite(src: SourceModule, finding: Finding, branch: cst.If | cst.IfExp, test: str) -> Rewrite | None:
+    """`branch` as one `torch.where(test, ...)`, when each side is one value that `torch.where`
+    takes (see `where_operands_ok`)."""
     torch, imports = torch_ref(src)
     where = f"{torch}.where({{test}}, {{true}}, {{false}})"
     if isinstance(branch, cst.IfExp):
+        if not where_operands_ok(src, finding, [branch.body, branch.orelse]):
+            return None
         text = where.format(test=test, true=src.code(branch.body), false=src.code(branch.orelse))
         summary = f"select with `torch.where` instead of branching in Python ({_WHERE_NOTE})"
         return Rewrite(summary, (*imports, replace_node(src, branch, text)))
@@ -88,7 +104,8 @@ def where_rewrite(src: SourceModule, branch: cst.If | cst.IfExp, test: str) -> R
     if isinstance(body, cst.Return) and body.value is not None:
         later = _following_return(src, branch) if branch.orelse is None else None
         other = orelse if branch.orelse is not None else (later.body[0] if later else None)
-        if not (isinstance(other, cst.Return) and other.value is not None):
+        if not (isinstance(other, cst.Return) and other.value is not None
+                and where_operands_ok(src, finding, [body.value, other.value])):
             return None
         text = where.format(test=test, true=src.code(body.value), false=src.code(other.value))
         end = src.span(later).end_line if later else src.span(branch).end_line
@@ -98,6 +115,9 @@ def where_rewrite(src: SourceModule, branch: cst.If | cst.IfExp, test: str) -> R
     if true is None or (branch.orelse is not None and (false is None or false[0] != true[0])):
         return None
     name = true[0]
+    sides = [true[2], false[2] if false else cst.Name(name)]
+    if not where_operands_ok(src, finding, sides):
+        return None
     text = where.format(test=test, true=true[1], false=false[1] if false else name)
     summary = f"assign `{name}` once, selected with `torch.where` ({_WHERE_NOTE})"
     return Rewrite(summary, (*imports, replace_lines(src, branch, f"{indent}{name} = {text}\n")))
@@ -137,7 +157,7 @@ def branch_with_cond(src: SourceModule, finding: Finding) -> Rewrite | None:
     true_lines = _block_lines(src, branch.body)
     false_lines = _block_lines(src, branch.orelse) if branch.orelse is not None else []
     function = src.function(branch)
-    if true_lines is None or false_lines is None or function is None:
+    if true_lines is None or false_lines is None or function is None or not tensor_predicate(src, finding, branch.test):
         return None
     span = src.span(branch)
     names = [(n.value, src.span(n).line) for n in src.nodes_in(src.span(function), lambda n: isinstance(n, cst.Name))]
@@ -149,6 +169,8 @@ def branch_with_cond(src: SourceModule, finding: Finding) -> Rewrite | None:
     if not outputs or any(n not in before and not (n in in_true and n in in_false) for n in outputs):
         return None  # a side would have to return a value it never had
     operands = [n for n in outputs if n in before]
+    if any(expression_kind(src, finding, cst.Name(n)) not in ("tensor", "unknown") for n in operands):
+        return None  # torch.cond passes only tensors to its branches
     torch, imports = torch_ref(src)
     indent, unit = src.indent(span.line), src.indent_unit
     parameters, result = ", ".join(operands), ", ".join(outputs)

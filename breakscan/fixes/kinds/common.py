@@ -9,7 +9,7 @@ from breakscan.fixes.edits import insert_at
 from breakscan.fixes.rewrite import Rewrite
 from breakscan.fixes.source import SourceModule
 from breakscan.lint.names import dotted_name
-from breakscan.model import Edit
+from breakscan.model import Edit, Finding
 
 ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
 
@@ -105,3 +105,52 @@ def used_as_tensor(src: SourceModule, node: cst.CSTNode) -> bool:
     if not uses or any(isinstance(src.parent(n), (cst.AssignTarget, cst.AugAssign)) for n in uses):
         return False
     return all(in_arithmetic(src, use)[1] for use in uses)
+
+
+# Kinds (breakscan.lint.values) that `torch.where` and `torch.cond` cannot take as operands.
+_NOT_OPERANDS = frozenset({"none", "maybe-tensor", "str", "other", "shape", "tensors", "module"})
+_NUMBERS = frozenset({"int", "float", "bool"})
+_LITERALS = {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str", cst.FormattedString: "str",
+             cst.Tuple: "other", cst.List: "other", cst.Dict: "other", cst.Set: "other", cst.Lambda: "other"}
+_CONSTANTS = {"None": "none", "True": "bool", "False": "bool"}
+
+
+def expression_kind(src: SourceModule, finding: Finding, node: cst.BaseExpression) -> str:
+    """The value kind of an expression at the finding, from what the lint recorded there
+    (`Finding.kinds`): a literal's, a name's, the reported construct's; an expression over names
+    is a tensor if one of them is, a number if all are numbers; else "unknown"."""
+    known = dict(finding.kinds)
+    if isinstance(node, cst.Name):  # possibly made here, with no position
+        return known.get(node.value) or _CONSTANTS.get(node.value, "unknown")
+    code = src.code(node)
+    if code in known:
+        return known[code]
+    for literal, kind in _LITERALS.items():
+        if isinstance(node, literal):
+            return kind
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Subscript, cst.Attribute)):
+        names = [n for n in src.nodes_in(src.span(node), lambda n: isinstance(n, cst.Name))
+                 if not isinstance(src.parent(n), cst.Attribute) or src.parent(n).value is n]
+        kinds = {known.get(n.value, "unknown") for n in names}
+        if "tensor" in kinds:
+            return "tensor"
+        if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and kinds <= _NUMBERS:
+            return "int"
+    return "unknown"
+
+
+def where_operands_ok(src: SourceModule, finding: Finding, sides: list[cst.BaseExpression]) -> bool:
+    """`torch.where(c, a, b)` runs and keeps the result's type: no side is None, a container or
+    another non-number Python value, and not every side is a Python number (the result would turn
+    from a number into a tensor)."""
+    kinds = [expression_kind(src, finding, side) for side in sides]
+    return not any(kind in _NOT_OPERANDS for kind in kinds) and not all(kind in _NUMBERS for kind in kinds)
+
+
+def tensor_predicate(src: SourceModule, finding: Finding, test: cst.BaseExpression) -> bool:
+    """`test` can be a `torch.cond` predicate: not a comparison of tuples or lists (Python
+    compares those element by element), and not known to be a Python value."""
+    if isinstance(test, cst.Comparison) and any(
+            isinstance(part, (cst.Tuple, cst.List)) for part in (test.left, *(c.comparator for c in test.comparisons))):
+        return False
+    return expression_kind(src, finding, test) in ("tensor", "unknown")

@@ -29,12 +29,28 @@ def _qualname(src: SourceModule, function: cst.FunctionDef) -> str:
     return ".".join(reversed(names))
 
 
+def _compiled_root(src: SourceModule, function: cst.FunctionDef, finding: Finding) -> bool:
+    """Whether torch.compile is given this function (the finding's root, decorated with it, or
+    passed to it in this file), or it is the `forward` of a class whose instances are."""
+    qualname = _qualname(src, function)
+    # The root as the lint names it (`M.forward`), or as a frame of the run does (`forward`).
+    if any(root == qualname or root.endswith(f".{qualname}") or qualname.endswith(f".{root}")
+           for root in finding.chain[:1]):
+        return True
+    if any("compile" in src.code(d) for d in function.decorators):
+        return True
+    cls = src.method_of(function)
+    if cls is not None:
+        return function.name.value == "forward" and re.search(rf"compile\(\s*{cls.name.value}\s*\(", src.text) is not None
+    return re.search(rf"compile\(\s*{function.name.value}\b", src.text) is not None
+
+
 def _helper(src: SourceModule, finding: Finding) -> cst.FunctionDef | None:
-    """The function holding the finding, unless it is the compiled root itself (disabling that
-    would give up on compiling it at all)."""
+    """The function holding the finding, unless it is a compiled root (disabling that would give
+    up on compiling it at all)."""
     node = src.first_in(finding.span, lambda n: True)
     function = src.function(node) if node is not None else None
-    if function is None or not finding.chain or _qualname(src, function) == finding.chain[0]:
+    if function is None or not finding.chain or _compiled_root(src, function, finding):
         return None
     return function
 

@@ -64,7 +64,7 @@ def compare_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:
     torch, _ = torch_ref(src)
     code = src.code(branch.test)
     start, end = inner.column - test.column, inner.end_column - test.column
-    rewrite = where_rewrite(src, branch, code[:start] + _as_tensor(src, call, torch) + code[end:])
+    rewrite = where_rewrite(src, finding, branch, code[:start] + _as_tensor(src, call, torch) + code[end:])
     if rewrite is None:
         return None
     summary = (f"compare the 0-d tensor instead of the Python number from `{src.code(call)}`, and "
