@@ -42,6 +42,10 @@ SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # followed): not known to be a tensor, so nothing is reported on the strength of it.
 UNKNOWN = Kind("unknown")
 SELF = Kind("self")
+# Module containers whose elements are Parameters (tensors), not modules.
+PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterDict",
+                                  "torch.nn.modules.container.ParameterList",
+                                  "torch.nn.modules.container.ParameterDict"})
 # Python values known not to be tensors.
 PLAIN = frozenset({OTHER, INT, FLOAT, BOOL, STR, NONE, SHAPE})
 NUMBERS = frozenset({INT, FLOAT, BOOL})

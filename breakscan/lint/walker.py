@@ -286,6 +286,8 @@ class RegionWalker(cst.CSTVisitor):
                 return v.SHAPE if _slices(node) else v.INT
             if base == v.STR:
                 return v.STR
+            if isinstance(base, v.ModuleValue) and base.classes & v.PARAMETER_CONTAINERS:
+                return v.TENSOR  # an element of a ParameterList / ParameterDict is a Parameter
             return base if isinstance(base, v.ModuleValue) or base == v.UNKNOWN else v.OTHER
         if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
             left = node.left

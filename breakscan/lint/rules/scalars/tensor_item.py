@@ -37,6 +37,21 @@ class TensorItem(Rule):
             import torch
             from torch import nn
 
+            class Base(nn.Module):
+                def forward(self, x):
+                    return self.scale(x)
+
+                def scale(self, x):
+                    return x
+
+            class Model(Base):  # runs the inherited forward: self.scale is this override
+                def scale(self, x):
+                    return x / x.abs().max().item()  # break
+        """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Model(nn.Module):
                 def __init__(self):
                     super().__init__()

@@ -85,6 +85,20 @@ class TensorScalarIndex(Rule):
     valid = (
         Example("""
             import torch
+            from torch import nn
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.tables = nn.ParameterList([nn.Parameter(torch.randn(5)) for _ in range(2)])
+
+                def forward(self, x):
+                    index = (x.abs() * 4).long().clamp(max=4).view(4, 2)
+                    # a Parameter indexed by an index tensor: a gather, not a Python int
+                    return torch.stack([self.tables[i][index[..., i]] for i in range(2)], dim=-1)
+        """, entry="Model()"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):
