@@ -10,7 +10,7 @@ import traceback
 from breakscan import __version__
 from breakscan.exits import EXIT_ERROR, UsageError
 
-COMMANDS = ("check", "run", "rules", "lsp")
+COMMANDS = ("check", "run", "fix", "rules", "lsp")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     _add_output_options(run)
 
+    fix = commands.add_parser("fix", help="apply the fixes that have exact edits (safe ones unless --unsafe)")
+    fix.add_argument("paths", nargs="+", metavar="PATH")
+    fix.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and change nothing")
+    fix.add_argument("--unsafe", action="store_true",
+                     help="also apply unsafe fixes (they can change results at edge cases)")
+    fix.add_argument("--config", metavar="FILE", help="pyproject.toml or breakscan.toml with [tool.breakscan]")
+
     rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation")
     rules.add_argument("rule", nargs="?", metavar="RULE")
     rules.add_argument("--format", choices=["text", "json"], default="text")
@@ -121,6 +128,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return commands.lsp_command(args)
     if args.command == "run":
         return commands.run_command(args)
+    if args.command == "fix":
+        return commands.fix_command(args)
     return commands.check_command(args)
 
 

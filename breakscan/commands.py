@@ -327,3 +327,37 @@ def lsp_command(args: argparse.Namespace) -> int:
     serve()
     return EXIT_CLEAN
 
+
+
+def fix_command(args: argparse.Namespace) -> int:
+    """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`)."""
+    from breakscan.files import collect
+    from breakscan.fixes.apply import fix_file
+    from breakscan.fixes.edits import unified_diff
+
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:
+        raise UsageError(f"path not found: {', '.join(missing)}")
+    config = _config(args.config, args.paths[0])
+    collected = collect(args.paths, config.exclude)
+    allowed = ("safe", "unsafe") if args.unsafe else ("safe",)
+    report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors),
+                    fail_on=config.fail_on)
+    diffs, applied, changed = [], 0, 0
+    for path in (p for p in collected.files if not is_notebook(p)):
+        result = fix_file(path, config, allowed, write=not args.diff)
+        if result.error is not None:
+            report.errors.append(result.error)
+        report.findings += [f for f in result.remaining if f.path == path]  # a helper elsewhere: its own file
+        if result.changed:
+            applied, changed = applied + len(result.applied), changed + 1
+            diffs.append(unified_diff(path, result.before, result.after))
+    if args.diff:
+        write_stdout("".join(diffs))
+    else:
+        remaining = [f for f in report.findings if f.fix is not None and f.fix.applicability == "unsafe"]
+        hint = f" ({len(remaining)} with an unsafe fix: --unsafe applies them)" if remaining and not args.unsafe else ""
+        write_stdout(render("concise", report, RenderOptions()))
+        print(f"breakscan: fixed {applied} finding{'s' * (applied != 1)} in "
+              f"{changed} file{'s' * (changed != 1)}; {len(report.findings)} remain{hint}", file=sys.stderr)
+    return 1 if (args.diff and diffs) else report.exit_code

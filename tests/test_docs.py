@@ -6,6 +6,8 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
+
 from breakscan.model import FileError, Frame, LibraryFrame, LibrarySite
 from breakscan.report import RenderOptions, render
 from breakscan.report.verify import attach_baseline
@@ -99,22 +101,23 @@ def test_the_docs_parser_sees_the_tables():
 CLI_DOC = ROOT / "docs" / "cli.md"
 
 
-def check_options() -> set[str]:
+def command_options(command: str) -> set[str]:
     from breakscan.cli import build_parser
 
     subcommands = next(a for a in build_parser()._actions if a.dest == "command")
-    check = subcommands.choices["check"]
-    return {option for action in check._actions for option in action.option_strings} - {"-h", "--help"}
+    parser = subcommands.choices[command]
+    return {option for action in parser._actions for option in action.option_strings} - {"-h", "--help"}
 
 
-def documented_options() -> set[str]:
-    section = CLI_DOC.read_text().split("## Options of `check`")[1].split("\n## ")[0]
+def documented_options(command: str) -> set[str]:
+    section = CLI_DOC.read_text().split(f"## Options of `{command}`")[1].split("\n## ")[0]
     first_cells = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
     return {token.split()[0] for cell in first_cells for token in re.findall(r"`([^`]+)`", cell)}
 
 
-def test_every_option_of_check_is_documented_and_every_documented_one_exists():
-    assert check_options() == documented_options()
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_every_option_is_documented_and_every_documented_one_exists(command):
+    assert command_options(command) == documented_options(command)
 
 
 def test_the_readme_links_the_docs_inside_the_repository():

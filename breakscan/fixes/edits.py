@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 
 from breakscan.model import Edit, Span
@@ -42,7 +43,8 @@ def insert_at(line: int, text: str) -> Edit:
 
 
 def unified_diff(path: str, before: str, after: str, context: int = 2) -> str:
+    """`a/` and `b/` prefixes only on relative paths (they make no sense on absolute ones)."""
+    old, new = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}", n=context,
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=old, tofile=new, n=context,
     ))

@@ -4,7 +4,6 @@ checked to still parse, and shown as a unified diff."""
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 
 import libcst as cst
@@ -32,15 +31,8 @@ def to_fix(src: SourceModule, rewrite: Rewrite) -> Fix | None:
         return None
     before = src.text if src.text.endswith("\n") else src.text + "\n"
     after = after if after.endswith("\n") else after + "\n"
-    shown = src.path if os.path.isabs(src.path) else None
-    diff = unified_diff(src.path, before, after) if shown is None else _absolute_diff(shown, before, after)
+    diff = unified_diff(src.path, before, after)
     return Fix(rewrite.summary, diff, rewrite.edits, rewrite.applicability, src.path)
-
-
-def _absolute_diff(path: str, before: str, after: str) -> str:
-    """`a/` and `b/` prefixes only make sense on relative paths."""
-    diff = unified_diff(path, before, after)
-    return diff.replace(f"--- a/{path}", f"--- {path}", 1).replace(f"+++ b/{path}", f"+++ {path}", 1)
 
 
 def replace_node(src: SourceModule, node: cst.CSTNode, text: str) -> Edit:
