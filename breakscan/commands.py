@@ -13,7 +13,7 @@ from dataclasses import replace
 from breakscan import __version__
 from breakscan.config import Config, ConfigError, find_config, load_config
 from breakscan.exits import EXIT_CLEAN, EXIT_ERROR, UsageError
-from breakscan.model import FileError, Report, TargetSpec
+from breakscan.model import Applicability, FileError, Report, TargetSpec
 from breakscan.notebook import is_notebook, remember_code
 from breakscan.report import RenderOptions, render
 from breakscan.selectors import selector_problem
@@ -340,7 +340,7 @@ def fix_command(args: argparse.Namespace) -> int:
         raise UsageError(f"path not found: {', '.join(missing)}")
     config = _config(args.config, args.paths[0])
     collected = collect(args.paths, config.exclude)
-    allowed = ("safe", "unsafe") if args.unsafe else ("safe",)
+    allowed: tuple[Applicability, ...] = ("safe", "unsafe") if args.unsafe else ("safe",)
     report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors),
                     fail_on=config.fail_on)
     diffs, applied, changed = [], 0, 0
