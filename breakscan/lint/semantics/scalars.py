@@ -209,3 +209,19 @@ def first_size_use(node: cst.BaseExpression, ctx) -> bool:
         return False
     used.add(node.value)
     return True
+
+
+def is_constant_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:
+    """A tensor TorchDynamo computes from Python numbers alone while tracing (`torch.div(x.size(1), 2,
+    rounding_mode="trunc")`), or a local name only ever bound to one: as a size it is a known number
+    (branching on it still breaks)."""
+    if isinstance(node, cst.Name):
+        if node.value in _seen:
+            return False
+        values = assigned_values(node.value, ctx)
+        return bool(values) and all(
+            value is not None and is_constant_tensor(value, ctx, _seen | {node.value}) for value in values)
+    if not isinstance(node, cst.Call) or not (ctx.qualname(node.func) or "").startswith("torch."):
+        return False
+    arguments = [a.value for a in node.args if not a.star]
+    return bool(arguments) and all(v.is_plain(ctx.value(a)) for a in arguments)

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import first_size_use, holds_tensor_data
+from breakscan.lint.semantics.scalars import first_size_use, holds_tensor_data, is_constant_tensor
 
 _ALL = None
 _SIZE = frozenset({"size"})
@@ -86,6 +86,14 @@ class TensorSizeArgument(Rule):
     valid = (
         Example("""
             import torch
+
+            @torch.compile
+            def fn(x):
+                chunks = torch.div(x.size(1), 2, rounding_mode="trunc")  # from Python numbers only
+                return x.view(x.size(0), chunks, 2)
+        """, inputs="torch.randn(3, 8)"),
+        Example("""
+            import torch
             import torch.nn.functional as F
 
             @torch.compile
@@ -118,7 +126,8 @@ class TensorSizeArgument(Rule):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         sizes = positional if positions is None else [positional[i] for i in positions if i < len(positional)]
         sizes += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
-        tensors = [size for size in _flatten(sizes) if holds_tensor_data(size, ctx)]
+        tensors = [size for size in _flatten(sizes)
+                   if holds_tensor_data(size, ctx) and not is_constant_tensor(size, ctx)]
         # Evaluate every first use: each one is spent by this break.
         if tensors and any([first_size_use(size, ctx) for size in tensors]):
             ctx.report(self, node)
