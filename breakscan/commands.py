@@ -332,7 +332,7 @@ def lsp_command(args: argparse.Namespace) -> int:
 def fix_command(args: argparse.Namespace) -> int:
     """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`)."""
     from breakscan.files import collect
-    from breakscan.fixes.apply import fix_file
+    from breakscan.fixes.apply import SAFE_ONLY, fix_file
     from breakscan.fixes.edits import unified_diff
 
     missing = [p for p in args.paths if not os.path.lexists(p)]
@@ -340,7 +340,7 @@ def fix_command(args: argparse.Namespace) -> int:
         raise UsageError(f"path not found: {', '.join(missing)}")
     config = _config(args.config, args.paths[0])
     collected = collect(args.paths, config.exclude)
-    allowed: tuple[Applicability, ...] = ("safe", "unsafe") if args.unsafe else ("safe",)
+    allowed: tuple[Applicability, ...] = ("safe", "unsafe") if args.unsafe else SAFE_ONLY
     report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors),
                     fail_on=config.fail_on)
     diffs, applied, changed = [], 0, 0

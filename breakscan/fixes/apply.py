@@ -23,6 +23,7 @@ from breakscan.model import Applicability, Edit, FileError, Finding
 # Each round applies every fix whose edits do not touch another's; what a fix changes can make
 # another applicable (or not) only after the file is linted again.
 MAX_ROUNDS = 10
+SAFE_ONLY: tuple[Applicability, ...] = ("safe",)
 
 
 @dataclass
