@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -15,6 +16,8 @@ from breakscan.lint.rules import matches, select_rules
 from breakscan.lint.suppress import Suppression, is_suppressed, unused
 from breakscan.model import FileError, Finding
 
+# A progress display's hook: (the file just linted, files done, files in all).
+FileDone = Callable[[str, int, int], None]
 # Below this many files a worker pool costs more than it saves.
 _MIN_FILES_PER_WORKER = 8
 # Batches handed to each worker: enough that the last ones are small next to the whole.
@@ -33,13 +36,15 @@ class LintOutcome:
 
 
 def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-               jobs: int | None = None, cache=None, unreachable: bool = False, follow: bool = False) -> LintOutcome:
+               jobs: int | None = None, cache=None, unreachable: bool = False, follow: bool = False,
+               on_file: FileDone | None = None) -> LintOutcome:
+    """`on_file(path, done, total)` hears of each file as it is linted (a progress display)."""
     collected = collect(paths, config.exclude)
     settings = lint_settings(config, select, ignore, unreachable)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
                           rule_ids=tuple(r.id for r in settings.rules))
     files = FileSet(collected.files, module_resolver(config, follow))
-    units = _run_units(files, settings, jobs, cache)
+    units = _run_units(files, settings, jobs, cache, on_file)
     merge_units(outcome, units, config)
     return outcome
 
@@ -58,7 +63,8 @@ def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[st
                         dynamo=config.dynamo)
 
 
-def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) -> list[tuple[str, UnitResult]]:
+def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache,
+               on_file: FileDone | None = None) -> list[tuple[str, UnitResult]]:
     results: dict[str, UnitResult] = {}
     todo = []
     for path in files.paths:
@@ -67,18 +73,26 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache) 
             results[path] = cached
         else:
             todo.append(path)
+    done_count = itertools.count(len(results) + 1)
+
+    def computed(path: str, result: UnitResult) -> None:
+        results[path] = result
+        if cache is not None:
+            cache.put(path, settings, files, result)
+        if on_file is not None:
+            on_file(path, next(done_count), len(files.paths))
+
     workers = min(jobs or os.cpu_count() or 1, max(1, len(todo) // _MIN_FILES_PER_WORKER))
     if workers > 1:
         batches = _batches(todo, workers * _BATCHES_PER_WORKER)
         with ProcessPoolExecutor(max_workers=workers) as pool:
             done = pool.map(_lint_batch, batches, itertools.repeat(files), itertools.repeat(settings))
-            computed = [(path, result) for batch, results in zip(batches, done) for path, result in zip(batch, results)]
+            for batch, batch_results in zip(batches, done):  # each batch as it completes, in order
+                for path, result in zip(batch, batch_results):
+                    computed(path, result)
     else:
-        computed = [(path, lint_unit(path, files, settings)) for path in todo]
-    for path, result in computed:
-        results[path] = result
-        if cache is not None:
-            cache.put(path, settings, files, result)
+        for path in todo:
+            computed(path, lint_unit(path, files, settings))
     return [(path, results[path]) for path in files.paths]
 
 
