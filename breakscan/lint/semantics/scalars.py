@@ -221,6 +221,10 @@ def is_constant_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = fr
         values = assigned_values(node.value, ctx)
         return bool(values) and all(
             value is not None and is_constant_tensor(value, ctx, _seen | {node.value}) for value in values)
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):  # `chunks - 1`
+        parts = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else [node.expression]
+        return any(is_constant_tensor(part, ctx, _seen) for part in parts) and all(
+            v.is_plain(ctx.value(part)) or is_constant_tensor(part, ctx, _seen) for part in parts)
     if not isinstance(node, cst.Call) or not (ctx.qualname(node.func) or "").startswith("torch."):
         return False
     arguments = [a.value for a in node.args if not a.star]
