@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 
 from breakscan import __version__
-from breakscan.exits import EXIT_ERROR, UsageError
+from breakscan.exits import EXIT_ERROR, EXIT_INTERRUPTED, UsageError
 
 COMMANDS = ("check", "run", "fix", "rules", "lsp")
 
@@ -23,6 +24,19 @@ def _comma_list(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", re.IGNORECASE)
+
+
+def memory_size(value: str) -> int:
+    """Bytes of `4GB`, `512MB`, `1.5g`, `1048576` (units of 1024); `none` or 0: no limit (0)."""
+    if value.strip().lower() == "none":
+        return 0
+    match = _SIZE.fullmatch(value.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {value!r} (e.g. 4GB, 512MB, or none)")
+    return int(float(match[1]) * 1024 ** "_kmgt".index(match[2].lower() or "_"))
+
+
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "html"], default="text",
                         help="output format (default: text)")
@@ -31,6 +45,8 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
                         help="where confirmation runs (default: auto = cuda if available)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                         help="per confirmation target (default: 300)")
+    parser.add_argument("--memory-limit", type=memory_size, metavar="SIZE",
+                        help="memory of each confirmation worker, e.g. 4GB (default: half of the machine's; none: no limit)")
     parser.add_argument("--max-per-rule", type=int, metavar="N", help="text report: show at most N findings per rule")
     parser.add_argument("--graph-format", choices=["dot", "mermaid"], help="also print each target's graph chain")
     parser.add_argument("--no-color", action="store_true", help="plain text output (also: NO_COLOR env)")
@@ -109,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("breakscan: interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_INTERRUPTED
     except Exception as error:  # a bug in breakscan, not bad input: short message, details on request
         print(f"breakscan: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("BREAKSCAN_DEBUG"):

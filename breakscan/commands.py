@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import linecache
 import os
@@ -12,13 +13,15 @@ from dataclasses import replace
 
 from breakscan import __version__
 from breakscan.config import Config, ConfigError, find_config, load_config
-from breakscan.exits import EXIT_CLEAN, EXIT_ERROR, UsageError
+from breakscan.exits import EXIT_CLEAN, EXIT_ERROR, EXIT_INTERRUPTED, UsageError
 from breakscan.model import Applicability, FileError, Report, TargetSpec
 from breakscan.notebook import is_notebook, remember_code
 from breakscan.report import RenderOptions, render
 from breakscan.selectors import selector_problem
 
 STDIN_PATH = "-"
+# What a `--entry` target with no `--inputs` needs when its first layer does not tell the input.
+_MISSING_INPUTS = 'add --inputs "torch.randn(...)": its example arguments (a tuple, a dict of keywords, or a tensor)'
 # Report width when stdout is not a terminal, and when a terminal reports a width too narrow to use (0 included).
 _PLAIN_WIDTH, _NARROWEST, _NARROW_FALLBACK = 100, 40, 80
 _STATISTICS_FORMATS = ("text", "concise", "json")
@@ -102,9 +105,16 @@ def _check_statistics_format(args: argparse.Namespace) -> None:
         raise UsageError(f"--statistics works with --format {', '.join(_STATISTICS_FORMATS)}")
 
 
-def _progress(message: str) -> None:
-    if sys.stderr.isatty():
-        print(f"breakscan: {message}", file=sys.stderr, flush=True)
+def _shows_progress(args: argparse.Namespace) -> bool:
+    """Progress is drawn on a terminal only: piped or redirected output holds none."""
+    return not args.quiet and sys.stderr.isatty()
+
+
+def memory_limit(args: argparse.Namespace) -> int | None:
+    """Bytes per confirmation worker: `--memory-limit`, else half of the machine's memory; None: no limit."""
+    if args.memory_limit is None:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    return args.memory_limit or None
 
 
 def _check_selectors(args: argparse.Namespace) -> None:
@@ -179,20 +189,30 @@ def check_command(args: argparse.Namespace) -> int:
             from breakscan.cache import open_cache
 
             cache = open_cache(config)
-        outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs, cache=cache,
-                             unreachable=args.unreachable, follow=args.follow)
+        with contextlib.ExitStack() as display:
+            on_file = None
+            if _shows_progress(args):
+                from breakscan.progress import ScanProgress, terminal
+
+                on_file = display.enter_context(ScanProgress(terminal())).on_file
+            outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs,
+                                 cache=cache, unreachable=args.unreachable, follow=args.follow, on_file=on_file)
     remember_code(outcome.files)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions,
                     fail_on=args.fail_on or config.fail_on)
-    if not args.static and not stdin_name:
-        _confirm(report, args, outcome, config, entry)
+    unfinished = _confirm(report, args, outcome, config, entry) if not args.static and not stdin_name else 0
     _attach_fixes(report, args)
     if baseline is not None:
         from breakscan.report.verify import attach_baseline
 
         attach_baseline(report, baseline, label=args.baseline)
-    return _emit(report, args)
+    code = _emit(report, args)
+    if unfinished:
+        print(f"breakscan: interrupted: {len(report.targets)} target(s) finished, {unfinished} did not",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return code
 
 
 def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
@@ -226,31 +246,48 @@ def _entry_target(args: argparse.Namespace, config: Config) -> tuple[str, str]:
 
 
 def _confirm(report: Report, args: argparse.Namespace, outcome, config: Config,
-             entry: tuple[str, str] | None) -> None:
-    """Run the targets given, declared, or (for files named directly) zero-setup ones."""
+             entry: tuple[str, str] | None) -> int:
+    """Run the targets given, declared, or (for files named directly) zero-setup ones; returns how
+    many did not finish because of Ctrl-C (the report then holds those that did)."""
     named_files = {os.path.abspath(p) for p in args.paths if os.path.isfile(p) and not is_notebook(p)}
     candidates = [p for p in outcome.files if not is_notebook(p)
                   and (p in outcome.declaring_targets or os.path.abspath(p) in named_files)]
     if entry:
         candidates = [entry[0]]
     if not candidates:
-        return
+        return 0
     from breakscan.confirm import discover_targets, fuse, run_targets
+    from breakscan.confirm.runner import Interrupted
 
     specs: list[TargetSpec] = []
     for path in candidates:
         if any(e.path == path for e in outcome.errors):
             continue
         found, note = discover_targets(path, entry=entry[1] if entry else None, inputs=args.inputs)
+        if entry:
+            found = [replace(spec, missing_inputs=_MISSING_INPUTS) for spec in found]
         specs.extend(found)
         if not found and note and (entry or os.path.abspath(path) in named_files):
             report.errors.append(FileError(path, f"not confirmed: {note}"))
     if not specs:
-        return
-    report.targets = run_targets(specs, device=args.device, timeout=args.timeout,
-                                 progress=None if args.quiet else _progress, src_roots=config.src_roots)
+        return 0
+    unfinished = 0
+    with contextlib.ExitStack() as display:
+        progress = None
+        if _shows_progress(args):
+            from breakscan.progress import ConfirmProgress, terminal
+
+            progress = display.enter_context(ConfirmProgress(terminal()))
+        try:
+            report.targets = run_targets(specs, device=args.device, timeout=args.timeout, progress=progress,
+                                         src_roots=config.src_roots, memory_limit=memory_limit(args))
+        except Interrupted as interrupt:
+            report.targets, unfinished = interrupt.finished, len(specs) - len(interrupt.finished)
+    if entry and not args.inputs and report.targets and report.targets[0].status == "skipped":
+        raise UsageError(f"--entry needs --inputs here: {report.targets[0].error}")
     report.torch_version = next((t.torch_version for t in report.targets if t.torch_version), None)
     report.findings = fuse(report.findings, report.targets)
+    return unfinished
 
 
 def _script_to_run(args: argparse.Namespace) -> tuple[str, list[str]]:
@@ -282,7 +319,7 @@ def run_command(args: argparse.Namespace) -> int:
     config = _config(None, script)
     outcome = lint_paths([script], config, jobs=1)
     targets = run_script(script, script_args, device=args.device, timeout=args.timeout, module=args.module,
-                         src_roots=config.src_roots)
+                         src_roots=config.src_roots, memory_limit=memory_limit(args))
     report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
                     unused_suppressions=outcome.unused_suppressions, fail_on=args.fail_on or config.fail_on)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)

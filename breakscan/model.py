@@ -15,7 +15,9 @@ FindingStatus = Literal["static-only", "confirmed", "dynamic-only"]
 # As ruff's: "safe" cannot change what the code computes, "unsafe" can (at edge cases: dtypes,
 # side effects, process-wide settings), "manual" is advice with no edits to apply.
 Applicability = Literal["safe", "unsafe", "manual"]
-TargetStatus = Literal["ok", "failed", "timeout", "crashed", "skipped"]
+TargetStatus = Literal["ok", "failed", "timeout", "crashed", "out-of-memory", "skipped"]
+# Statuses of a target that did not run to the end: they give exit code 1.
+TARGET_FAILURES: tuple[TargetStatus, ...] = ("failed", "timeout", "crashed", "out-of-memory")
 
 
 @dataclass(frozen=True, order=True)
@@ -165,6 +167,9 @@ class TargetSpec:
     entry: str
     inputs: str | None = None
     name: str | None = None
+    # What to tell the user to add when `inputs` is None and the first layer does not tell the
+    # shape; None: declare the inputs in the file.
+    missing_inputs: str | None = None
 
     @property
     def label(self) -> str:
@@ -252,7 +257,7 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        failed = any(t.status in ("failed", "timeout", "crashed") for t in self.targets)
+        failed = any(t.status in TARGET_FAILURES for t in self.targets)
         blocking_severities = ("error",) if self.fail_on == "error" else ("error", "warning")
         blocking = any(f.severity in blocking_severities for f in self.findings)
         return 1 if (blocking or self.errors or failed) else 0

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import re
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
 from pathlib import Path
 
 from breakscan.config import Config
@@ -27,3 +35,28 @@ def expected_findings(path: Path) -> set[tuple[int, str]]:
         if match:
             expected.update((number, rule.strip()) for rule in match.group(1).split(",") if rule.strip())
     return expected
+
+
+def run_on_terminal(*args: str, terminal: str = "stderr", columns: int = 100, env: dict[str, str] | None = None,
+                    cwd=None) -> tuple[int, str, str]:
+    """`python -m breakscan ARGS` with `terminal` ("stdout" or "stderr") on a pseudo-terminal of
+    `columns` and the other stream on a file: (exit code, what the terminal got, what the file got)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    with tempfile.TemporaryFile() as other:
+        streams = {"stdout": follower, "stderr": other} if terminal == "stdout" else {"stdout": other, "stderr": follower}
+        process = subprocess.Popen([sys.executable, "-m", "breakscan", *args], env=env, cwd=cwd, **streams)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(leader)
+        code = process.wait(timeout=300)
+        other.seek(0)
+        return code, shown.decode(errors="replace"), other.read().decode(errors="replace")

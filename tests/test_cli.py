@@ -1,18 +1,15 @@
 """End-to-end: the `breakscan` command as users and CI call it, per format and exit code."""
 
-import fcntl
 import io
 import json
 import os
-import pty
-import struct
 import subprocess
 import sys
-import termios
 import textwrap
 
 import pytest
 
+from tests.helpers import run_on_terminal
 from tests.integrations.helpers import HELPER_BREAKING, MODEL_USING_HELPER, cli
 
 BREAKING = textwrap.dedent("""\
@@ -210,26 +207,13 @@ def test_a_closed_pipe_ends_quietly_with_the_usual_exit_code(project, args):
 @pytest.mark.slow
 @pytest.mark.parametrize("columns_variable", [None, "0"])
 def test_a_terminal_of_zero_columns_gets_a_readable_report(project, columns_variable):
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
     env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
     if columns_variable is not None:
         env["COLUMNS"] = columns_variable
-    process = subprocess.Popen([sys.executable, "-m", "breakscan", "--static", "--no-cache", "--no-color",
-                                str(project / "bad.py")], stdout=follower, stderr=subprocess.PIPE, env=env)
-    os.close(follower)
-    output = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the command has ended
-            break
-        if not chunk:
-            break
-        output += chunk
-    os.close(leader)
-    assert process.wait(timeout=120) == 1
-    lines = output.decode().splitlines()
+    code, output, _ = run_on_terminal("--static", "--no-cache", "--no-color", str(project / "bad.py"),
+                                      terminal="stdout", columns=0, env=env)
+    assert code == 1
+    lines = output.splitlines()
     assert "  bad.py:5:16  error" in lines and lines[-1] == "1 finding · 0 errors · 1 file"
     assert max(map(len, lines)) <= 80
 

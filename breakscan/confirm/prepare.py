@@ -135,8 +135,9 @@ def _arguments(spec: TargetSpec, target: Any, namespace: dict) -> tuple[tuple, d
     if spec.inputs is None:
         args, why = synthesize(target)
         if why:
-            raise Skip(f"{spec.entry}: {why}; declare its inputs in {os.path.basename(spec.path)}: "
-                       f"{declaration_hint([spec.entry])}")
+            advice = spec.missing_inputs or (f"declare its inputs in {os.path.basename(spec.path)}: "
+                                             f"{declaration_hint([spec.entry])}")
+            raise Skip(f"{spec.entry}: {why}; {advice}")
         return args, {}
     value = eval(spec.inputs, namespace)  # noqa: S307 - the user's own expression
     if isinstance(value, tuple):

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 from breakscan.confirm.attribute import UserFiles
 from breakscan.confirm.protocol import decode, result_from_json
@@ -32,13 +33,14 @@ class WorkerDied(Exception):
 class WorkerProcess:
     """One `python -m breakscan.confirm.worker` process."""
 
-    def __init__(self, folder: str, env: dict[str, str], stderr_to_terminal: bool):
+    def __init__(self, folder: str, env: dict[str, str], stderr_to_terminal: bool, memory_limit: int | None = None):
         handle, self.fault_path = tempfile.mkstemp(dir=folder, suffix=".fault")
         os.close(handle)
         self.stderr_path = self.fault_path[: -len(".fault")] + ".stderr"
         self._stderr = None if stderr_to_terminal else open(self.stderr_path, "wb")  # noqa: SIM115
+        limit = [str(memory_limit)] if memory_limit is not None else []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "breakscan.confirm.worker", self.fault_path],
+            [sys.executable, "-m", "breakscan.confirm.worker", self.fault_path, *limit],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             cwd=folder, env=env, start_new_session=True,
         )
@@ -70,13 +72,18 @@ class WorkerProcess:
         message = self._message(time.monotonic() + STARTUP_SECONDS)
         self.torch_version, self.cuda = message["torch"], message.get("cuda", False)
 
-    def run(self, payload: dict, timeout: float) -> list[TargetResult]:
+    def run(self, payload: dict, timeout: float, phase: Callable[[str], None]) -> list[TargetResult]:
+        """The job's results; `phase` hears what the worker is doing meanwhile."""
         try:
             self.proc.stdin.write((json.dumps(payload) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:  # it died between jobs (a thread of the user's code, say)
             raise WorkerDied from None
-        message = self._message(time.monotonic() + timeout)
+        deadline = time.monotonic() + timeout
+        message = self._message(deadline)
+        while message["event"] == "phase":
+            phase(message["phase"])
+            message = self._message(deadline)
         return [result_from_json(r) for r in message["results"]]
 
     def kill(self) -> None:

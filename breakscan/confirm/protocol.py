@@ -2,8 +2,10 @@
 messages on its stdout (both kept private from the user's code by the worker). Message lines carry
 a sentinel prefix, so that nothing else that reaches the pipe can be mistaken for a message.
 
-Messages: {"event": "ready", "torch": version, "cuda": bool} once, then one {"event": "result", "results": [...]}
-per job (a target job gives one result; a script job gives one per compiled region).
+Messages: {"event": "ready", "torch": version, "cuda": bool} once, then per job any number of
+{"event": "phase", "phase": "importing" | "compiling" | "running"} (what the worker is doing, for
+the progress display) and one {"event": "result", "results": [...]} (a target job gives one
+result; a script job gives one per compiled region).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Runs confirmation jobs in worker subprocesses: batched (one worker runs many targets, importing
 torch once), up to two workers in parallel, one job at a time per worker so that a target that
 hangs or crashes is known exactly; its worker is then killed and a fresh one takes the rest.
+Ctrl-C kills every worker and raises `Interrupted` with the results of the targets that finished.
 
 The parent never imports torch or the user's code; workers run in a temporary folder with
 PYTHONDONTWRITEBYTECODE=1, so nothing is written into the user's tree.
@@ -23,7 +24,36 @@ from breakscan.confirm.protocol import script_job, target_job
 from breakscan.model import Break, Frame, GraphInfo, TargetResult, TargetSpec, TargetStatus
 from breakscan.report.summary import break_counts
 
-Progress = Callable[[str], None]
+
+@dataclass(frozen=True)
+class Step:
+    """Where one confirmation job is, for a progress display."""
+
+    index: int  # of the job, from 0
+    total: int  # jobs in the run
+    name: str
+    path: str
+    # "starting" (a worker imports torch), then the worker's phases ("importing", "compiling";
+    # "running" for a script), then "done" with the results
+    phase: str
+    results: tuple[TargetResult, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(break_counts(r) if r.status == "ok" else r.status for r in self.results)
+
+
+Progress = Callable[[Step], None]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during confirmation, after every worker was stopped: `finished` holds, in order,
+    the results of the targets that had finished (the others did not run to the end)."""
+
+    def __init__(self, finished: list[TargetResult]):
+        super().__init__()
+        self.finished = finished
+
 
 _PARALLEL_FROM = 4  # a second worker (another torch import) pays off from this many targets
 
@@ -40,16 +70,17 @@ class _Pool:
     """Threads that each drive one worker at a time through a shared queue of jobs."""
 
     def __init__(self, jobs: list[Job], *, timeout: float, parallel: int, progress: Progress | None,
-                 stderr_to_terminal: bool = False):
+                 memory_limit: int | None = None, stderr_to_terminal: bool = False):
         self.jobs, self.timeout, self.parallel = jobs, timeout, parallel
-        self.stderr_to_terminal = stderr_to_terminal
+        self.memory_limit, self.stderr_to_terminal = memory_limit, stderr_to_terminal
         self.results: list[list[TargetResult]] = [[] for _ in jobs]
         self._todo: queue.SimpleQueue[int] = queue.SimpleQueue()
         for index in range(len(jobs)):
             self._todo.put(index)
         self._progress = progress
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # progress calls, and the live workers with _stopping
         self._live: set[WorkerProcess] = set()
+        self._stopping = False  # set on Ctrl-C: no worker starts and no result is kept after it
         self._cannot_start: str | None = None  # set once: then no job starts another worker
 
     def run(self) -> list[list[TargetResult]]:
@@ -62,53 +93,74 @@ class _Pool:
                     thread.start()
                 for thread in threads:
                     thread.join()
-            except BaseException:
+            except BaseException as interrupt:
                 # Workers run in their own sessions (so that a kill takes their children too):
                 # an interrupt does not reach them, so stop them here.
-                for worker in list(self._live):
-                    worker.kill()
+                with self._lock:
+                    self._stopping = True
+                    for worker in list(self._live):
+                        worker.kill()
+                for thread in threads:
+                    thread.join()  # each returns as its worker's pipe closes
+                if isinstance(interrupt, KeyboardInterrupt):
+                    raise Interrupted([r for results in self.results for r in results]) from None
                 raise
         return self.results
 
-    def _say(self, message: str) -> None:
+    def _say(self, index: int, phase: str, results: tuple[TargetResult, ...] = ()) -> None:
         if self._progress:
+            job = self.jobs[index]
             with self._lock:
-                self._progress(message)
+                if not self._stopping:
+                    self._progress(Step(index, len(self.jobs), job.name, job.path, phase, results))
 
     def _drain(self, folder: str, env: dict[str, str]) -> None:
         worker: WorkerProcess | None = None
         try:
-            while True:
+            while not self._stopping:
                 try:
                     index = self._todo.get_nowait()
                 except queue.Empty:
                     return
-                job, tag = self.jobs[index], f"[{index + 1}/{len(self.jobs)}]"
-                self._say(f"{tag} confirming {job.name} ({job.path})")
-                worker, self.results[index] = self._run_one(worker, job, folder, env)
-                summary = "; ".join(break_counts(r) if r.status == "ok" else r.status for r in self.results[index])
-                self._say(f"{tag} {job.name}: {summary}")
+                worker, results = self._run_one(worker, index, folder, env)
+                if self._stopping:  # the worker was killed under it: not a result
+                    return
+                self.results[index] = results
+                self._say(index, "done", tuple(results))
         finally:
             if worker:
                 self._retire(worker, worker.close)
 
     def _retire(self, worker: WorkerProcess, how: Callable[[], None]) -> None:
         how()
-        self._live.discard(worker)
+        with self._lock:
+            self._live.discard(worker)
 
-    def _run_one(self, worker: WorkerProcess | None, job: Job, folder: str, env: dict[str, str]
+    def _start_worker(self, folder: str, env: dict[str, str]) -> WorkerProcess | None:
+        """A started worker; None once the run is stopping."""
+        with self._lock:
+            if self._stopping:
+                return None
+            worker = WorkerProcess(folder, env, self.stderr_to_terminal, self.memory_limit)
+            self._live.add(worker)
+        worker.start()
+        return worker
+
+    def _run_one(self, worker: WorkerProcess | None, index: int, folder: str, env: dict[str, str]
                  ) -> tuple[WorkerProcess | None, list[TargetResult]]:
-        """Run `job`, starting a worker if needed; returns the worker still usable, if any."""
+        """Run job `index`, starting a worker if needed; returns the worker still usable, if any."""
+        job = self.jobs[index]
         started = time.monotonic()
         if worker is None and self._cannot_start:
             return None, [self._failure(job, "failed", self._cannot_start, None, started)]
         try:
             if worker is None:
-                worker = WorkerProcess(folder, env, self.stderr_to_terminal)
-                self._live.add(worker)
-                worker.start()
+                self._say(index, "starting")
+                worker = self._start_worker(folder, env)
+                if worker is None:
+                    return None, []
                 started = time.monotonic()  # the target's own time starts now
-            return worker, worker.run(job.payload, self.timeout)
+            return worker, worker.run(job.payload, self.timeout, lambda phase: self._say(index, phase))
         except WorkerTimeout:
             if worker.torch_version is None:
                 status, error = "failed", f"the worker did not start within {STARTUP_SECONDS:g} s"
@@ -158,21 +210,29 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
 
 
 def run_targets(specs: list[TargetSpec], *, device: str = "auto", timeout: float = 300.0,
-                progress: Progress | None = None, src_roots: tuple[str, ...] = ()) -> list[TargetResult]:
+                progress: Progress | None = None, src_roots: tuple[str, ...] = (),
+                memory_limit: int | None = None) -> list[TargetResult]:
     """Confirm every spec; one result per spec, in order. Each file is imported as the module it
-    is in its project (`src_roots`: config `src`), see `locate.py`."""
+    is in its project (`src_roots`: config `src`), see `locate.py`. `memory_limit`: bytes per
+    worker process (None: no limit). Ctrl-C raises `Interrupted` with the finished results."""
     jobs = []
     for spec in specs:
         absolute = os.path.abspath(spec.path)
         payload = target_job(replace(spec, path=absolute), device, module_site(absolute, src_roots))
         jobs.append(Job(payload, spec.label, spec.path, project_root(absolute)))
     parallel = 2 if len(jobs) >= _PARALLEL_FROM and (os.cpu_count() or 1) >= 2 else 1
-    outcomes = _Pool(jobs, timeout=timeout, parallel=parallel, progress=progress).run()
+    pool = _Pool(jobs, timeout=timeout, parallel=parallel, progress=progress, memory_limit=memory_limit)
+    try:
+        outcomes = pool.run()
+    except Interrupted:
+        raise Interrupted([_for_display(results[0], spec.path)
+                           for spec, results in zip(specs, pool.results) if results]) from None
     return [_for_display(results[0], spec.path) for spec, results in zip(specs, outcomes)]
 
 
 def run_script(script: str, args: list[str], *, device: str = "auto", timeout: float = 300.0,
-               module: str | None = None, src_roots: tuple[str, ...] = ()) -> list[TargetResult]:
+               module: str | None = None, src_roots: tuple[str, ...] = (),
+               memory_limit: int | None = None) -> list[TargetResult]:
     """Run the script as-is (its output goes to stderr); one result per top compiled function.
     With `module`, `script` is that module's file and it runs as `python -m module` would."""
     absolute = os.path.abspath(script)
@@ -183,5 +243,6 @@ def run_script(script: str, args: list[str], *, device: str = "auto", timeout: f
         site = replace(found, name=module, search_path=(os.getcwd(), *found.search_path))
     job = Job(script_job(absolute, args, device, site), module or os.path.basename(script), script,
               project_root(absolute))
-    (results,) = _Pool([job], timeout=timeout, parallel=1, progress=None, stderr_to_terminal=True).run()
+    (results,) = _Pool([job], timeout=timeout, parallel=1, progress=None, memory_limit=memory_limit,
+                       stderr_to_terminal=True).run()
     return [_for_display(r, _display_path(r.path)) for r in results]

@@ -5,6 +5,9 @@ resetting Dynamo between them, so that torch is imported once for many targets. 
 travel on private copies of stdin and stdout; the user's code sees an empty stdin and a stdout
 that goes to stderr, so whatever it reads or prints (from Python or C) cannot disturb them.
 A hard crash leaves its Python stack in FAULT_FILE (faulthandler) for the parent to attribute.
+With MEMORY_LIMIT (bytes), the process's data segment is capped there (RLIMIT_DATA, set before
+torch is imported): an allocation past it fails, and the target is reported as out-of-memory.
+RLIMIT_DATA counts the memory written to, not address space only reserved, as CUDA reserves it.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import resource
 import runpy
 import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from breakscan.confirm.attribute import (
@@ -29,7 +34,7 @@ from breakscan.confirm.attribute import (
 from breakscan.confirm.capture import capturing, parse_stack_trace, without_guard_profiling
 from breakscan.confirm.protocol import encode, result_to_json, site_from_json
 from breakscan.confirm.results import build_result
-from breakscan.model import Frame, TargetResult, TargetSpec
+from breakscan.model import Frame, TargetResult, TargetSpec, TargetStatus
 
 
 def _private_streams() -> tuple[TextIO, TextIO]:
@@ -51,6 +56,9 @@ def main() -> None:
     jobs, channel = _private_streams()
     fault_file = open(sys.argv[1], "w")  # noqa: SIM115 - open for the life of the process
     faulthandler.enable(fault_file)
+    if len(sys.argv) > 2:
+        limit = int(sys.argv[2])
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     import torch
 
@@ -59,7 +67,11 @@ def main() -> None:
         _send(channel, {"event": "ready", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
         for line in jobs:
             job = json.loads(line)
-            results = run_target(job) if job["kind"] == "target" else run_script(job)
+
+            def phase(what: str) -> None:
+                _send(channel, {"event": "phase", "phase": what})
+
+            results = run_target(job, phase) if job["kind"] == "target" else run_script(job, phase)
             _send(channel, {"event": "result", "results": [result_to_json(r) for r in results]})
 
 
@@ -70,19 +82,58 @@ def _warm_up(torch) -> None:
     torch._dynamo.reset()
 
 
-def describe_exception(exc: BaseException, user: UserFiles) -> str:
-    """`Type: message (at path:line)`, the line being the innermost one in the user's files."""
+def innermost_error(exc: BaseException) -> BaseException:
+    """The error under TorchDynamo's wrappers ("RuntimeError when making fake tensor call" around
+    the shape mismatch): the last of `_chain`."""
+    return _chain(exc)[-1]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc`, then while the error at hand is a TorchDynamo wrapper, the one it was raised from or
+    during (Dynamo re-raises `from None`: its context is followed all the same). The user's
+    errors are never looked through, nor Dynamo's internal ones (the failure is Dynamo's own)."""
+    from torch._dynamo.exc import InternalTorchDynamoError, TorchDynamoException
+
+    chain = [exc]
+    while isinstance(chain[-1], TorchDynamoException) and not isinstance(chain[-1], InternalTorchDynamoError):
+        inner = chain[-1].__cause__ or chain[-1].__context__
+        if inner is None or inner in chain:
+            break
+        chain.append(inner)
+    return chain
+
+
+def _frames(exc: BaseException) -> list[Frame]:
     frames = [Frame(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     if isinstance(exc, SyntaxError) and exc.filename:
         frames.append(Frame(exc.filename, exc.lineno or 0, "<module>"))
-    frames += parse_stack_trace(str(exc))  # Dynamo's errors quote the user code they were tracing
-    found = user_frame(frames, user)
-    where = f" (at {frames[found].path}:{frames[found].line})" if found is not None else ""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
+    return frames + list(parse_stack_trace(str(exc)))  # Dynamo's errors quote the user code they were tracing
 
 
-def run_target(job: dict) -> list[TargetResult]:
+def describe_exception(exc: BaseException, user: UserFiles) -> str:
+    """`Type: message (at path:line)`: the innermost real error (`innermost_error`), at the
+    innermost line in the user's files of it or of the errors wrapping it."""
+    chain = _chain(exc)
+    inner, where = chain[-1], ""
+    for error in reversed(chain):  # innermost first
+        frames = _frames(error)
+        found = user_frame(frames, user)
+        if found is not None:
+            where = f" (at {frames[found].path}:{frames[found].line})"
+            break
+    text = str(inner).strip().splitlines()
+    return f"{type(inner).__name__}: {text[0] if text else ''}{where}"
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """An allocation that failed: Python's MemoryError, torch's CPU allocator or CUDA's."""
+    import torch
+
+    inner = innermost_error(exc)
+    return isinstance(inner, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(inner)
+
+
+def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     import torch
 
     from breakscan.confirm.prepare import Skip, prepare, resolve_device
@@ -97,12 +148,14 @@ def run_target(job: dict) -> list[TargetResult]:
     with capturing() as capture:
         try:
             device = resolve_device(device)
+            phase("importing")
             target, args, kwargs = prepare(spec, site_from_json(job["module"]), device)
+            phase("compiling")
             torch.compile(target, backend="eager")(*args, **kwargs)
         except Skip as exc:
             status, error = "skipped", str(exc)
         except Exception as exc:  # noqa: BLE001 - any failure of the user's code is a result
-            status, error = "failed", describe_exception(exc, user)
+            status, error = failure(exc, user)
         except SystemExit as exc:
             status, error = "failed", f"SystemExit: the code called exit({exc.code})"
     torch._dynamo.config.load_config(dynamo_config)
@@ -112,7 +165,16 @@ def run_target(job: dict) -> list[TargetResult]:
                          wall_time=time.perf_counter() - started)]
 
 
-def run_script(job: dict) -> list[TargetResult]:
+def failure(exc: BaseException, user: UserFiles) -> tuple[TargetStatus, str]:
+    """(status, error) of a target that raised: out-of-memory when an allocation failed."""
+    if out_of_memory(exc):
+        limit = resource.getrlimit(resource.RLIMIT_DATA)[0]
+        cap = f" (the memory limit is {limit / 2**20:.0f} MB: --memory-limit)" if limit != resource.RLIM_INFINITY else ""
+        return "out-of-memory", f"{describe_exception(exc, user)}{cap}"
+    return "failed", describe_exception(exc, user)
+
+
+def run_script(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     """Run the script unchanged; one result per top compiled function it executed."""
     import torch
 
@@ -129,6 +191,8 @@ def run_script(job: dict) -> list[TargetResult]:
         device, error = job["device"], str(exc)
     if device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # CUDA is initialised lazily: hidden in time
+    phase("running")
+    status: TargetStatus = "failed"
     with capturing() as capture:
         try:
             if error is None and module:
@@ -139,7 +203,7 @@ def run_script(job: dict) -> list[TargetResult]:
             if exc.code not in (None, 0):
                 error = f"SystemExit: the script exited with status {exc.code}"
         except Exception as exc:  # noqa: BLE001 - the script's failure is a result
-            error = describe_exception(exc, user)
+            status, error = failure(exc, user)
     common = dict(device=device, torch_version=torch.__version__, wall_time=time.perf_counter() - started)
     results = []
     for region in dict.fromkeys(e.region for e in capture.breaks + capture.graphs):
@@ -149,7 +213,7 @@ def run_script(job: dict) -> list[TargetResult]:
         name = f"{function} ({os.path.basename(region.path)}:{region.line})"
         results.append(build_result(name, region.path, breaks, graphs, user, **common))
     if error or not results:
-        status = "failed" if error else "skipped"
+        status = status if error else "skipped"
         error = error or "the script ran no torch.compile region"
         results.append(build_result(os.path.basename(script), script, [], [], user, status=status,
                                     error=error, **common))

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from breakscan.confirm import discover_targets, run_targets
+from breakscan.confirm.runner import Step
 from breakscan.model import TargetResult, TargetSpec
 from tests.confirm.helpers import FIXTURES, fixture, line_of, once_per_session, same_file
 
@@ -43,11 +44,12 @@ SPECS = [
 
 @pytest.fixture(scope="module")
 def results(request, tmp_path_factory) -> dict[tuple[str, str], TargetResult]:
-    messages: list[str] = []
+    steps: list[Step] = []
 
     def confirm_all() -> list[TargetResult]:
-        outcome = run_targets(SPECS, timeout=120, progress=messages.append)
-        assert len(messages) == 2 * len(SPECS)  # one at the start and one at the end of each
+        outcome = run_targets(SPECS, timeout=120, progress=steps.append)
+        assert sorted(s.index for s in steps if s.phase == "done") == list(range(len(SPECS)))  # each once, at its end
+        assert {s.phase for s in steps} == {"starting", "importing", "compiling", "done"}
         return outcome
 
     outcome = once_per_session(request, tmp_path_factory, "confirm-batch", confirm_all)
