@@ -56,3 +56,17 @@ def test_one_construct_reached_from_two_files_is_one_finding_at_its_most_certain
     assert [[(f.line, f.severity) for f in found] for found in each] == [[(2, "error")], [(2, "warning")]]
     both = lint_paths([str(tmp_path / "guessed.py"), str(tmp_path / "known.py")], Config(), jobs=1).findings
     assert [(f.path.endswith("helpers.py"), f.line, f.rule, f.severity) for f in both] == [(True, 2, "BS101", "error")]
+
+
+def test_a_branch_test_is_reported_at_its_tensor_operand(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def fn(x, training: bool):
+    if training and x.sum() != 0:
+        x = x * 2
+    return x
+""")
+    [finding] = outcome.findings
+    assert (finding.rule, finding.line, finding.span.column) == ("BS201", 5, 21)  # `x.sum() != 0`, not the flag

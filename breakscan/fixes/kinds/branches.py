@@ -38,6 +38,8 @@ def _branch(src: SourceModule, finding: Finding) -> cst.If | cst.IfExp | None:
         return isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node
 
     test = src.first_in(finding.span, is_test)
+    if test is None:  # the finding is on the tensor operand of a test (`flag and t.any()`)
+        test = src.first_in(finding.span, lambda node: isinstance(node, cst.BaseExpression))
     return branch_testing(src, test) if test is not None else None
 
 

@@ -229,3 +229,12 @@ def is_constant_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = fr
         return False
     arguments = [a.value for a in node.args if not a.star]
     return bool(arguments) and all(v.is_plain(ctx.value(a)) for a in arguments)
+
+
+def data_operand(test: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """The part of a branch test whose truth needs tensor data: in `self.training and w != 0` it is
+    `w != 0`, which runs only when the Python flag before it is true; the whole test otherwise."""
+    while isinstance(test, cst.BooleanOperation) and not holds_tensor_data(test.left, ctx) and (
+            holds_tensor_data(test.right, ctx)):
+        test = test.right
+    return test

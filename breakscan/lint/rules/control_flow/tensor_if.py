@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import holds_tensor_data
+from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data
 
 
 class TensorIf(Rule):
@@ -172,4 +172,4 @@ class TensorIf(Rule):
 
     def on_If(self, node: cst.If, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
-            ctx.report(self, node.test)
+            ctx.report(self, data_operand(node.test, ctx))

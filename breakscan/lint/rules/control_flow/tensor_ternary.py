@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import holds_tensor_data
+from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data
 
 
 class TensorTernary(Rule):
@@ -63,4 +63,4 @@ class TensorTernary(Rule):
 
     def on_IfExp(self, node: cst.IfExp, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
-            ctx.report(self, node.test)
+            ctx.report(self, data_operand(node.test, ctx))
