@@ -24,6 +24,7 @@ from rich.text import Text
 from breakscan.confirm.runner import Step
 
 SCAN_DELAY = 1.0  # seconds: a scan that ends sooner shows nothing
+_PATH_ROOM = 40  # characters of the file just linted
 _PHASES = {"starting": "starting a worker (importing torch)", "importing": "importing the model",
            "compiling": "compiling under TorchDynamo", "running": "running the script"}
 
@@ -36,8 +37,9 @@ class ScanProgress:
     """`with ScanProgress(console) as progress: lint_paths(..., on_file=progress.on_file)`."""
 
     def __init__(self, console: Console, delay: float = SCAN_DELAY):
-        self._progress = Progress(TextColumn("linting"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("files  {task.fields[current]}"), console=console, transient=True)
+        self._progress = Progress(TextColumn("linting"), BarColumn(bar_width=20), MofNCompleteColumn(),
+                                  TextColumn("files"), TextColumn("{task.fields[current]}", style="dim"),
+                                  console=console, transient=True)
         self._task = self._progress.add_task("lint", total=None, current="")
         self._lock = threading.Lock()  # the timer's start against the end of the scan
         self._ended = False
@@ -60,7 +62,11 @@ class ScanProgress:
             self._progress.stop()
 
     def on_file(self, path: str, done: int, total: int) -> None:
-        self._progress.update(self._task, completed=done, total=total, current=path)
+        relative = os.path.relpath(path)
+        shown = path if relative.startswith(os.pardir) else relative
+        if len(shown) > _PATH_ROOM:  # its end: the file's name
+            shown = "…" + shown[1 - _PATH_ROOM:]
+        self._progress.update(self._task, completed=done, total=total, current=shown)
 
 
 class ConfirmProgress:
