@@ -30,8 +30,10 @@ e.g. a `git worktree` of the commit to compare with), matches findings and break
 (file relative to the package folder, line), and reports per library:
 
 - recall: break sites with a finding on their line / all break sites;
-- precision on executed lines: a finding on a line that ran eagerly and is not a break site is a
-  false alarm, one on a line that never ran is not counted; true / all findings on executed lines;
+- precision on executed code: a finding whose flagged code ran eagerly (an instruction that ran starts
+  inside its span: the eager run records the position of every instruction, so the right operand of a
+  short-circuited `and` on a line that ran does not count) and is not a break site is a false alarm;
+  one on code that never ran is not counted; true / all findings on code that ran;
 - false alarms per executed kloc (lines that ran / 1000).
 
 Every false alarm and missed site goes to bench/ecosystem/details.txt, the first `--top` on stdout.
@@ -201,7 +203,7 @@ def model_truth(name: str, eager: dict, dynamo: dict) -> dict:
         reason = "; ".join(f"{mode} run: {run['error']}" for mode, run in failed)
         return {"name": name, "status": "skipped", "reason": reason}
     return {"name": name, "status": "ok", "graphs": dynamo["graphs"], "executed": eager["lines"],
-            "breaks": dynamo["breaks"]}
+            "positions": eager["positions"], "breaks": dynamo["breaks"]}
 
 
 def generate_truth(venv: Path, libraries: list[Library], only: list[str] | None, jobs: int, timeout: float) -> None:
@@ -293,13 +295,37 @@ def lint(root: str, paths: list[str], source: Path, roots: tuple[str, ...] = ())
 
 # the score ---------------------------------------------------------------------------------------
 
+def parse_positions(text: str) -> set[tuple[int, int]]:
+    """"3:4.8;5:0" -> {(3, 4), (3, 8), (5, 0)}."""
+    found = set()
+    for part in filter(None, text.split(";")):
+        line, _, columns = part.partition(":")
+        found.update((int(line), int(column)) for column in columns.split("."))
+    return found
+
+
+def ran(finding: dict, lines: set[int], positions: set[tuple[int, int]] | None) -> bool:
+    """Whether the flagged code itself ran: an instruction that ran starts inside its span (a short-circuited
+    operand never does), or, for ground truth recorded before positions were, its line ran."""
+    if positions is None:
+        return finding["line"] in lines
+    start, end = (finding["line"], finding["column"] - 1), (finding["end_line"], finding["end_column"] - 1)
+    return any(start <= position < end for position in positions if start[0] <= position[0] <= end[0])
+
+
 def score(truth: dict, findings: list[dict]) -> dict:
     executed: dict[str, set[int]] = defaultdict(set)
+    positions: dict[str, set[tuple[int, int]]] | None = defaultdict(set)
     sites: dict[tuple[str, int], dict] = {}
     models = [m for m in truth["models"] if m["status"] == "ok"]
     for model in models:
         for path, text in model["executed"].items():
             executed[path] |= parse_ranges(text)
+        if "positions" not in model:
+            positions = None
+        elif positions is not None:
+            for path, text in model["positions"].items():
+                positions[path] |= parse_positions(text)
         for brk in model["breaks"]:
             if not brk["in_library"]:
                 continue
@@ -308,12 +334,17 @@ def score(truth: dict, findings: list[dict]) -> dict:
             site["gb_ids"].add(brk["gb_id"] or "no GB id")
             site["models"].add(model["name"])
     by_line: dict[tuple[str, int], set[str]] = defaultdict(set)
+    ran_lines: set[tuple[str, int]] = set()
     for finding in findings:
         by_line[finding["path"], finding["line"]].add(finding["rule"])
-    ran = [(key, rules) for key, rules in by_line.items() if key[1] in executed.get(key[0], ())]
-    true = sum(len(rules) for key, rules in ran if key in sites)
+        path_positions = positions.get(finding["path"], set()) if positions is not None else None
+        at_site = (finding["path"], finding["line"]) in sites  # it broke there: it ran
+        if at_site or ran(finding, executed.get(finding["path"], set()), path_positions):
+            ran_lines.add((finding["path"], finding["line"]))
+    on_ran = [(key, rules) for key, rules in by_line.items() if key in ran_lines]
+    true = sum(len(rules) for key, rules in on_ran if key in sites)
     false_alarms = {f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
-                    for (path, line), rules in ran if (path, line) not in sites for rule in sorted(rules)}
+                    for (path, line), rules in on_ran if (path, line) not in sites for rule in sorted(rules)}
     found = {key for key in sites if key in by_line}
     executed_lines = sum(len(lines) for lines in executed.values())
     on_executed = true + len(false_alarms)

@@ -86,14 +86,21 @@ def compiling_path() -> Iterator[None]:
 
 
 @contextmanager
-def tracing_lines(root: str, into: dict[str, set[int]]) -> Iterator[None]:
-    """Record every line that runs in a file under `root` (other frames are not traced at all)."""
+def tracing_lines(root: str, into: dict[str, set[int]], positions: dict[str, set[tuple[int, int]]]) -> Iterator[None]:
+    """Record every line that runs in a file under `root` (other frames are not traced at all), and every
+    position (line, column) where an instruction that ran starts: the right operand of an `and` that
+    short-circuited never shows there, though its line ran."""
     prefix = os.path.join(root, "")
     inside: dict[object, str | None] = {}
+    starts: dict[object, list[tuple[int, int] | None]] = {}
 
     def local(frame, event, arg):
         if event == "line":
             into.setdefault(inside[frame.f_code], set()).add(frame.f_lineno)
+        elif event == "opcode":
+            start = starts[frame.f_code][frame.f_lasti // 2]
+            if start is not None:
+                positions.setdefault(inside[frame.f_code], set()).add(start)
         return local
 
     def on_call(frame, event, arg):
@@ -101,7 +108,13 @@ def tracing_lines(root: str, into: dict[str, set[int]]) -> Iterator[None]:
         if code not in inside:
             real = os.path.realpath(code.co_filename)
             inside[code] = os.path.relpath(real, root) if real.startswith(prefix) else None
-        return local if inside[code] is not None else None
+            if inside[code] is not None:
+                starts[code] = [(line, column) if line is not None and column is not None else None
+                                for line, _, column, _ in code.co_positions()]
+        if inside[code] is None:
+            return None
+        frame.f_trace_opcodes = True
+        return local
 
     sys.settrace(on_call)
     try:
@@ -136,9 +149,19 @@ def build(library: str, name: str):
 def run_eager(library: str, name: str, root: str) -> dict:
     spec, target, args, kwargs = build(library, name)
     lines: dict[str, set[int]] = {}
-    with torch.set_grad_enabled(spec.train), compiling_path(), tracing_lines(root, lines):
+    positions: dict[str, set[tuple[int, int]]] = {}
+    with torch.set_grad_enabled(spec.train), compiling_path(), tracing_lines(root, lines, positions):
         target(*args, **kwargs)
-    return {"lines": {path: ranges(found) for path, found in sorted(lines.items())}}
+    return {"lines": {path: ranges(found) for path, found in sorted(lines.items())},
+            "positions": {path: columns(found) for path, found in sorted(positions.items())}}
+
+
+def columns(positions: set[tuple[int, int]]) -> str:
+    """{(3, 4), (3, 8), (5, 0)} -> "3:4.8;5:0": the columns (0-based, UTF-8) where instructions that ran start."""
+    by_line: dict[int, set[int]] = {}
+    for line, column in positions:
+        by_line.setdefault(line, set()).add(column)
+    return ";".join(f"{line}:{'.'.join(map(str, sorted(cols)))}" for line, cols in sorted(by_line.items()))
 
 
 def run_dynamo(library: str, name: str, root: str) -> dict:
