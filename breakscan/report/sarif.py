@@ -13,7 +13,7 @@ import pathlib
 from typing import Any
 from urllib.parse import quote
 
-from breakscan.model import FileError, Finding, Frame, Report, Span
+from breakscan.model import TARGET_FAILURES, FileError, Finding, Frame, Report, Span
 from breakscan.notebook import cell_position
 from breakscan.report.summary import library_origin
 from breakscan.rule_docs import RuleDoc, all_rule_docs
@@ -35,7 +35,7 @@ def sarif_log(report: Report) -> dict:
     notifications += [
         {"level": "error", "message": {"text": f"target {t.name} {t.status}: {t.error or 'no detail'}"},
          "locations": [_location(t.path)]}
-        for t in report.targets if t.status in ("failed", "timeout", "crashed")
+        for t in report.targets if t.status in TARGET_FAILURES
     ]
     run = {
         "tool": {"driver": {
