@@ -82,3 +82,32 @@ def test_with_follow_the_lints_finding_in_the_library_is_confirmed(target, monke
     assert (finding.rule, finding.status, finding.line, finding.count) == ("BS303", "confirmed", UNIQUE_LINE, 2)
     assert report.explained_break(finding) is target.breaks[0]
     assert "_run_eagerly(self.codebook" in finding.fix.diff
+
+
+def test_the_fix_at_the_call_runs_gives_the_same_outputs_and_leaves_one_break_at_the_call(
+        target, monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    from breakscan.fixes.edits import apply_edits
+    from tests.helpers import ROOT
+
+    report = _report(target, follow=False, monkeypatch=monkeypatch)
+    (finding,) = report.findings
+    assert finding.fix.edits and os.path.realpath(finding.fix.path) == str(MODELS)
+    fixed = tmp_path / MODELS.name
+    fixed.write_text(apply_edits(MODELS.read_text(), finding.fix.edits))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"name": "library_call", "original": str(MODELS), "fixed": str(fixed),
+                                 "entry": "Quantized()", "inputs": "torch.randn(4, 8)"}]))
+    run = subprocess.run([sys.executable, "-m", "tests.fixes.dynamo_check", str(jobs)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(SITE_PACKAGES)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])["library_call"]
+    assert result["outputs_match"]  # seeded; tensors equal within atol 1e-6
+    # The library's break is gone; what remains is the one break the summary announces: the disabled
+    # wrapper, at the user's call (moved down by the lines the fix inserted).
+    call_line = next(number for number, line in enumerate(fixed.read_text().splitlines(), 1)
+                     if "_run_eagerly(self.codebook" in line)
+    assert [(b["line"], b["gb_id"], b.get("library")) for b in result["fixed"]["breaks"]] == [
+        (call_line, "GB0098", None)]
