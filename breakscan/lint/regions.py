@@ -62,6 +62,7 @@ class Project:
         self._passthrough: dict[str, frozenset[int] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
+        self._lineages: dict[int, list[ClassInfo]] = {}
 
     # -- lookups ---------------------------------------------------------------------------
     def find_module(self, name: str) -> ModuleIndex | None:
@@ -105,15 +106,20 @@ class Project:
         return None
 
     def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:
-        """The class and its scanned bases, depth-first (close enough to the MRO for lookups)."""
+        """The class and its scanned bases, breadth-first (close enough to the MRO for lookups);
+        computed once per class (method lookups on `self` ask for it constantly)."""
+        cached = self._lineages.get(id(info))
+        if cached is not None:
+            return cached
         seen: list[ClassInfo] = []
         stack = [info]
         while stack:
             current = stack.pop(0)
-            if current in seen:
+            if any(current is known for known in seen):
                 continue
             seen.append(current)
             stack.extend(base for name in current.bases if (base := self.find_class(name)) is not None)
+        self._lineages[id(info)] = seen
         return seen
 
     def is_module_class(self, info: ClassInfo) -> bool:

@@ -11,7 +11,8 @@ is a script, the project's roots (the folder with `pyproject.toml`/`setup.py`/`s
 its `src/`, and config `src = [...]`) and, for the installed packages that are followed
 (`--follow`, config `follow = [...]`), the environment's site-packages. Install locations hold
 many distributions: from one, only the importer's own top-level package resolves (plus followed
-ones), so linting one installed library never wanders into another.
+ones), so linting one installed library never wanders into another; an installed package linted
+itself resolves to the files scanned, not to the rest of it on disk.
 """
 
 from __future__ import annotations
@@ -107,6 +108,11 @@ class ModuleResolver:
         if not all(part.isidentifier() for part in parts):
             return None
         directory = os.path.dirname(os.path.abspath(importer))
+        if _is_install_location(self.import_root(directory)) and not self.follow.follows(parts[0], from_project=False):
+            # Linting an installed package itself (torch, transformers...): its modules are the files
+            # scanned (FileSet knows them); reading the rest of a large package from disk would
+            # analyse far more than was asked for.
+            return None
         for root, library in self._roots(directory, parts[0]):
             found = self._find_under(root, parts)
             if found is not None:
