@@ -32,6 +32,7 @@ from breakscan.report.summary import (
 
 _SVG_WIDTH, _BOX_HEIGHT, _GAP = 760, 46, 24
 _SVG_NODES = 80  # a longer chain shows its start and end
+_OPS_SHOWN = 120  # characters of an op list shown before it folds
 _SOURCE_LINES = 3000  # a longer file shows only the lines around its findings
 _WINDOW = 6
 _HINTS = 2  # Dynamo's own hints shown for a break no rule explains
@@ -102,7 +103,7 @@ def _target(chain: TargetChain, key: str, options) -> str:
     parts = [head, _svg(chain, key)] if chain.nodes else [head]
     if chain.graphs:
         rows = "".join(f"<tr><td>Graph {g.number}</td><td class=\"num\">{g.op_count}</td><td>{escape(g.line_range)}"
-                       f"</td><td class=\"ops\">{escape(', '.join(g.ops))}</td></tr>" for g in chain.graphs)
+                       f"</td><td class=\"ops\">{_ops_cell(g.ops)}</td></tr>" for g in chain.graphs)
         parts.append(f"<details><summary>ops per graph</summary><table><tr><th>graph</th><th class=\"num\">ops</th>"
                      f"<th>source</th><th>ops, in order</th></tr>{rows}</table></details>")
     if options.graph_format:
@@ -113,6 +114,29 @@ def _target(chain: TargetChain, key: str, options) -> str:
 
 def _clip(text: str, size: int) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def op_summary(ops: tuple[str, ...] | list[str], size: int) -> str:
+    """`linear, gelu, … +41 more`: as many whole op names as fit in `size` characters, then how many
+    are left out; never an op cut in the middle."""
+    text = ", ".join(ops)
+    if len(text) <= size:
+        return text
+    shown: list[str] = []
+    for count, op in enumerate(ops):
+        rest = f", … +{len(ops) - count - 1} more" if count < len(ops) - 1 else ""
+        if len(", ".join([*shown, op]) + rest) > size:
+            break
+        shown.append(op)
+    return f"{', '.join(shown)}, … +{len(ops) - len(shown)} more" if shown else f"… {len(ops)} ops"
+
+
+def _ops_cell(ops: tuple[str, ...]) -> str:
+    """The ops of a graph in the table: all of them, folded behind a summary when they are many."""
+    summary = op_summary(ops, _OPS_SHOWN)
+    if summary == ", ".join(ops):
+        return escape(summary)
+    return f"<details><summary>{escape(summary)}</summary>{escape(', '.join(ops))}</details>"
 
 
 def _svg(chain: TargetChain, key: str) -> str:
@@ -142,7 +166,7 @@ def _svg_node(node, top: int) -> str:
         return (f'<g class="gap"><text x="{_SVG_WIDTH // 2}" y="{top + 27}" text-anchor="middle">'
                 f"{escape(node)}</text></g>")
     if isinstance(node, GraphNode):
-        kind, title, detail = "graph", short_label(node), ", ".join(node.ops)
+        kind, title, detail = "graph", short_label(node), op_summary(node.ops, 96)
     elif isinstance(node, BreakNode):
         kind, title, detail = "break", short_label(node), node.code
     else:
@@ -214,11 +238,14 @@ def _source(view: Overview, section: FileSection, number: int) -> str:
     for index in section.findings:
         marks.setdefault(findings[index].line, []).append(index)
     graphs: dict[int, list[str]] = {}
-    for chain in section.chains:
+    # With several targets, each graph mark names its target (T1, T2... listed in the summary).
+    several = len(section.chains) > 1
+    for position, chain in enumerate(section.chains, 1):
         for graph in chain.graphs:
             if graph.path and os.path.realpath(graph.path) == os.path.realpath(section.path):
                 for line in graph.lines:
-                    graphs.setdefault(line, []).append(f"G{graph.number}")
+                    graphs.setdefault(line, []).append(f"T{position}:G{graph.number}" if several
+                                                       else f"G{graph.number}")
     shown = range(1, len(lines) + 1)
     if len(lines) > _SOURCE_LINES:
         shown = sorted({n for line in marks for n in range(line - _WINDOW, line + _WINDOW + 1) if 1 <= n <= len(lines)})
@@ -228,9 +255,12 @@ def _source(view: Overview, section: FileSection, number: int) -> str:
             rows.append('<span class="row muted">     …</span>')
         previous = line
         rows.append(_source_row(line, lines[line - 1], marks.get(line, []), graphs.get(line, []), findings, number))
+    legend = "G<i>n</i> marks lines that graph <i>n</i> computes"
+    if several:
+        targets = ", ".join(f"T{n} = {escape(chain.target.name)}" for n, chain in enumerate(section.chains, 1))
+        legend = f"T<i>t</i>:G<i>n</i> marks lines that graph <i>n</i> of target <i>t</i> computes; {targets}"
     return (f"<details open><summary>source of {escape(os.path.basename(section.path))} (✗ marks a finding; "
-            f"G<i>n</i> marks lines that graph <i>n</i> computes)</summary><pre class=\"source\">"
-            + "".join(rows) + "</pre></details>")
+            f"{legend})</summary><pre class=\"source\">" + "".join(rows) + "</pre></details>")
 
 
 def _source_row(line: int, text: str, hits: list[int], graphs: list[str], findings: list[Finding],

@@ -91,7 +91,21 @@ def test_source_marks_break_lines_and_graph_lines(tmp_path):
     assert "s1-L5" in page.ids and "s1-L12" in page.ids
     assert '<span class="row hit confirmed" id="s1-L5">' in text
     assert '<a href="#f0" title="BS101">✗BS101</a>' in text
-    assert '<span class="row" id="s1-L11"><span class="ln">11</span><span class="tag">G1</span>' in text
+    # Each graph mark names its target: the page has two, and their graph numbers must not mix.
+    assert '<span class="row" id="s1-L11"><span class="ln">11</span><span class="tag">T1:G1</span>' in text
+    assert "graph <i>n</i> of target <i>t</i> computes; T1 = M(), T2 = " in text
+
+
+def test_long_op_lists_are_summarised_by_whole_names_and_expandable():
+    from breakscan.report.html import _ops_cell, op_summary
+
+    ops = tuple(["linear", "gelu"] * 25)
+    summary = op_summary(ops, 40)
+    assert summary.endswith("more") and len(summary) <= 40
+    assert all(name in ("linear", "gelu") for name in summary.split(", … +")[0].split(", "))  # no name cut short
+    assert op_summary(("linear", "gelu"), 40) == "linear, gelu"
+    cell = _ops_cell(ops)
+    assert cell.startswith("<details><summary>linear, gelu, ") and ", ".join(ops) in cell
 
 
 def test_ops_per_graph_and_graph_format(tmp_path):
