@@ -400,6 +400,11 @@ class RegionWalker(cst.CSTVisitor):
             if qualified.startswith("torch."):
                 probed = v.probed_kind(qualified, *self._argument_kinds(node))
                 return probed if probed is not None else v.torch_call_value(qualified)
+            if qualified.startswith("numpy.") and self.dynamo.enabled("trace_numpy") and qualified[6:7].islower():
+                # TorchDynamo traces NumPy calls as tensor computations (trace_numpy): even on
+                # Python numbers (`np.lcm(a, b)` on config values) the result is data, and
+                # branching on it breaks (GB0170).
+                return v.TENSOR
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
             if qualified in v.CONTAINER_BUILTINS:

@@ -36,6 +36,17 @@ class TensorIf(Rule):
     """
     invalid = (
         Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                period = np.lcm(4, 6)  # traced as NumPy data, though its inputs are Python ints
+                if x.shape[0] % period != 0:  # break
+                    x = x * 2
+                return x
+        """),
+        Example("""
             import torch
 
             @torch.compile
