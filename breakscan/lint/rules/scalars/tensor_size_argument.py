@@ -21,6 +21,9 @@ INT_ARGUMENTS: dict[str, tuple[tuple[int, ...] | None, frozenset[str]]] = {
     "narrow": ((1, 2), frozenset({"start", "length"})),
     "topk": ((0,), frozenset({"k"})),
     "split": ((0,), frozenset({"split_size"})),
+    # NumPy, traced by TorchDynamo as tensors: a size made from traced NumPy data is data too
+    **{name: ((0,), frozenset({"shape"})) for name in ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full")},
+    "numpy.arange": (_ALL, frozenset({"start", "stop", "step"})),
 }
 
 
@@ -55,6 +58,16 @@ class TensorSizeArgument(Rule):
     ```
     """
     invalid = (
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                counts = np.sum([1, 2])  # NumPy data under TorchDynamo
+                blocks = np.zeros((2, counts), dtype=np.int32)  # break
+                return x * blocks.shape[1]
+        """),
         Example("""
             import torch
 
