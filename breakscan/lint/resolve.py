@@ -108,10 +108,7 @@ class ModuleResolver:
         if not all(part.isidentifier() for part in parts):
             return None
         directory = os.path.dirname(os.path.abspath(importer))
-        if _is_install_location(self.import_root(directory)) and not self.follow.follows(parts[0], from_project=False):
-            # Linting an installed package itself (torch, transformers...): its modules are the files
-            # scanned (FileSet knows them); reading the rest of a large package from disk would
-            # analyse far more than was asked for.
+        if not self._reads_disk(directory, parts[0]):
             return None
         for root, library in self._roots(directory, parts[0]):
             found = self._find_under(root, parts)
@@ -123,8 +120,17 @@ class ModuleResolver:
         """The paths whose appearing would make `name` resolve differently (for the cache)."""
         top = name.split(".")[0]
         directory = os.path.dirname(os.path.abspath(importer))
+        if not self._reads_disk(directory, top):
+            return []
         return [candidate for root, _ in self._roots(directory, top)
                 for candidate in (os.path.join(root, top), os.path.join(root, top + ".py"))]
+
+    def _reads_disk(self, directory: str, top: str) -> bool:
+        """Whether imports of `top` from `directory` are looked up on disk. Not when linting an
+        installed package itself (torch, transformers...): its modules are the files scanned
+        (FileSet knows them), and reading the rest of a large package would analyse far more than
+        was asked for; followed packages are the exception."""
+        return not _is_install_location(self.import_root(directory)) or self.follow.follows(top, from_project=False)
 
     def _roots(self, directory: str, top: str) -> list[tuple[str, str | None]]:
         own_root = self.import_root(directory)
