@@ -29,7 +29,8 @@ working tree's `breakscan check --static --format json --no-cache` (or another t
 e.g. a `git worktree` of the commit to compare with), matches findings and breaks by
 (file relative to the package folder, line), and reports per library:
 
-- recall: break sites with a finding on their line / all break sites;
+- recall: break sites with a finding on their line (or on an earlier line of the same construct, with
+  the same GB id and no finding on theirs, as the fuser matches them) / all break sites;
 - precision on executed code: a finding whose flagged code ran eagerly (an instruction that ran starts
   inside its span: the eager run records the position of every instruction, so the right operand of a
   short-circuited `and` on a line that ran does not count) and is not a break site is a false alarm;
@@ -334,18 +335,26 @@ def score(truth: dict, findings: list[dict]) -> dict:
             site["gb_ids"].add(brk["gb_id"] or "no GB id")
             site["models"].add(model["name"])
     by_line: dict[tuple[str, int], set[str]] = defaultdict(set)
-    ran_lines: set[tuple[str, int]] = set()
     for finding in findings:
         by_line[finding["path"], finding["line"]].add(finding["rule"])
+    # A finding on a construct over several lines also finds a site on a later line of it, as the fuser
+    # matches it (breakscan.confirm.fuse): same GB id, and no other finding starts there.
+    spanned = {(f["path"], f["line"]): (f["path"], line) for f in findings
+               for line in range(f["line"] + 1, f["end_line"] + 1)
+               if (f["path"], line) in sites and (f["path"], line) not in by_line
+               and sites[f["path"], line]["gb_ids"] & set(f["gb_ids"])}
+    ran_lines: set[tuple[str, int]] = set()
+    for finding in findings:
         path_positions = positions.get(finding["path"], set()) if positions is not None else None
         at_site = (finding["path"], finding["line"]) in sites  # it broke there: it ran
         if at_site or ran(finding, executed.get(finding["path"], set()), path_positions):
             ran_lines.add((finding["path"], finding["line"]))
     on_ran = [(key, rules) for key, rules in by_line.items() if key in ran_lines]
-    true = sum(len(rules) for key, rules in on_ran if key in sites)
+    true = sum(len(rules) for key, rules in on_ran if key in sites or key in spanned)
     false_alarms = {f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
-                    for (path, line), rules in on_ran if (path, line) not in sites for rule in sorted(rules)}
-    found = {key for key in sites if key in by_line}
+                    for (path, line), rules in on_ran if (path, line) not in sites and (path, line) not in spanned
+                    for rule in sorted(rules)}
+    found = {key for key in sites if key in by_line} | set(spanned.values())
     executed_lines = sum(len(lines) for lines in executed.values())
     on_executed = true + len(false_alarms)
     return {

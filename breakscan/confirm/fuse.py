@@ -1,8 +1,11 @@
 """Joins the lint's findings with the breaks the targets really had, and records each match.
 
 A break matches a finding at its own site (the user's line; for a break inside an installed
-library, also the library line a `--follow` finding is at) or, failing that, at any line of its
-stack (the chain: a finding on the call of a helper that breaks inside is confirmed by that break).
+library, also the library line a `--follow` finding is at); failing that, on a later line of the
+finding's own construct when it spans several (the jump of an `if` whose condition runs over lines is
+reported at the line of its last operand), if the GB ids agree and no other finding starts there; failing
+that, at any line of its stack (the chain: a finding on the call of a helper that breaks inside is
+confirmed by that break).
 Matched findings become "confirmed" and carry `BreakRef`s to their breaks, so that every renderer
 shows the same break's explanation, count and GB id; breaks that no finding predicted become BS000
 "dynamic-only" findings, labelled with their library when they broke inside one.
@@ -33,16 +36,22 @@ def _chain_sites(brk: Break) -> frozenset[Site]:
     return frozenset(_site(f.path, f.line) for f in brk.stack)
 
 
-def _refs(here: Site, targets: list[TargetResult]) -> tuple[BreakRef, ...]:
-    """The breaks at the finding's site; if none, those whose stack passes through it."""
-    at_site, on_chain = [], []
+def _refs(finding: Finding, targets: list[TargetResult], starts: set[Site]) -> tuple[BreakRef, ...]:
+    """The breaks at the finding's site and on the later lines of its construct (see the
+    module's docstring; `starts`: where findings start); if none, those whose stack passes through it."""
+    here = _site(finding.path, finding.line)
+    later_lines = {_site(finding.path, line) for line in range(finding.line + 1, finding.span.end_line + 1)}
+    at_site, in_span, on_chain = [], [], []
     for t, target in enumerate(targets):
         for i, brk in enumerate(target.breaks):
-            if here in own_sites(brk):
+            sites = own_sites(brk)
+            if here in sites:
                 at_site.append(BreakRef(t, i, True))
+            elif sites & later_lines and not sites & starts and (brk.gb_id is None or brk.gb_id in finding.gb_ids):
+                in_span.append(BreakRef(t, i, True))
             elif here in _chain_sites(brk):
                 on_chain.append(BreakRef(t, i, False))
-    return tuple(at_site or on_chain)
+    return tuple(at_site + in_span or on_chain)
 
 
 def _count_in_first_target(refs: tuple[BreakRef, ...], targets: list[TargetResult]) -> int:
@@ -53,8 +62,9 @@ def _count_in_first_target(refs: tuple[BreakRef, ...], targets: list[TargetResul
 def fuse(findings: list[Finding], targets: list[TargetResult]) -> list[Finding]:
     fused: list[Finding] = []
     matched: set[tuple[int, int]] = set()
+    starts = {_site(finding.path, finding.line) for finding in findings}
     for finding in findings:
-        refs = _refs(_site(finding.path, finding.line), targets)
+        refs = _refs(finding, targets, starts)
         if refs:
             matched.update((r.target, r.index) for r in refs)
             finding = finding.with_status("confirmed", count=_count_in_first_target(refs, targets),

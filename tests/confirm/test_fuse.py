@@ -97,3 +97,41 @@ def test_an_unpredicted_break_inside_a_library_is_labelled_with_it():
     assert finding.library == LibrarySite("fakelib", Frame(PATH, line_of("breaks.py", "LIBRARY_CALL"), "uses_library"))
     assert finding.chain == ("uses_library", "normalize") and len(finding.call_sites) == 1
     assert "inside the installed library fakelib" in finding.message
+
+
+def _spanning(first: int, last: int, rule: str = "BS201", gb_id: str = "GB0170") -> Finding:
+    return Finding(rule=rule, name="tensor-if", path=PATH, span=Span(first, 9, last, 60),
+                   message="`if` on a tensor's value", gb_ids=(gb_id,), severity="error")
+
+
+def _branch_break(line: int, gb_id: str = "GB0170") -> Break:
+    return Break(path=PATH, line=line, gb_id=gb_id, gb_type="Data-dependent branching",
+                 reason="Data-dependent branching", stack=(Frame(PATH, line, "forward"),))
+
+
+def test_a_break_on_a_later_line_of_a_multiline_condition_confirms_the_finding():
+    (finding,) = fuse([_spanning(10, 11)], [_target(_branch_break(10), _branch_break(11))])
+    assert finding.status == "confirmed" and finding.breaks == (BreakRef(0, 0, True), BreakRef(0, 1, True))
+
+
+def test_a_break_inside_a_span_with_another_gb_id_or_another_finding_there_is_not_taken():
+    other_kind = _branch_break(11, gb_id="GB0059")
+    spanning, unpredicted = fuse([_spanning(10, 11)], [_target(other_kind)])
+    assert (spanning.status, unpredicted.rule) == ("static-only", "BS000")
+    spanning, own = fuse([_spanning(10, 12), _spanning(11, 11)], [_target(_branch_break(11))])
+    assert (spanning.status, own.status) == ("static-only", "confirmed")
+
+
+def test_the_lint_and_torchdynamo_agree_on_a_condition_over_two_lines():
+    from breakscan.config import Config
+    from breakscan.confirm import discover_targets, run_targets
+    from breakscan.lint.linter import lint_paths
+
+    path = fixture("multiline_condition.py")
+    specs, _ = discover_targets(path)
+    (result,) = run_targets(specs, timeout=120)
+    lines = sorted(b.line for b in result.breaks)
+    assert lines == [line_of("multiline_condition.py", "CONDITION_START"),
+                     line_of("multiline_condition.py", "CONDITION_END")]
+    (finding,) = fuse(lint_paths([path], Config(), jobs=1).findings, [result])
+    assert (finding.rule, finding.status, len(finding.breaks)) == ("BS201", "confirmed", 2)
