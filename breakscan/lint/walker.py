@@ -45,6 +45,15 @@ class RawFinding:
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
 
 
+@dataclass(frozen=True)
+class Branch:
+    """A conditional block: the `if`'s test and which way it went (`when`); no test for an `except`
+    handler."""
+
+    test: cst.BaseExpression | None
+    when: bool
+
+
 @dataclass
 class CallSite:
     callee: FunctionInfo
@@ -94,6 +103,12 @@ class RegionContext:
     @property
     def loop_depth(self) -> int:
         return self._walker.loop_depth
+
+    @property
+    def conditions(self) -> tuple["Branch", ...]:
+        """The branches the visited node is in, outermost first; empty when it runs whenever the
+        function does."""
+        return tuple(self._walker.conditions)
 
     @property
     def dynamo(self) -> DynamoSettings:
@@ -226,6 +241,9 @@ class RegionWalker(cst.CSTVisitor):
         self._memo: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
+        # The branches around the node being visited, innermost last. Branches a compile-time guard
+        # settles are not conditional.
+        self.conditions: list[Branch] = []
         self.events = itertools.count()
         # The class that defines the function (for `super()`), and the class of `self`: a subclass
         # when an inherited method runs on one of its instances.
@@ -553,11 +571,11 @@ class RegionWalker(cst.CSTVisitor):
         before = dict(self.bindings)
         when_true, when_false = narrowings(test, self)
         self._replace_bindings({**before, **when_true})
-        self.walk(body)
+        self._walk_conditionally(Branch(test, True), body)
         after_body, body_leaves = self.bindings, always_leaves(body)
         self._replace_bindings({**before, **when_false})
         if orelse is not None:
-            self.walk(orelse)
+            self._walk_conditionally(Branch(test, False), orelse)
         after_else, else_leaves = self.bindings, orelse is not None and always_leaves(orelse)
         if body_leaves and not else_leaves:
             self._replace_bindings(after_else)
@@ -568,6 +586,17 @@ class RegionWalker(cst.CSTVisitor):
                                     if name in after_body and name in after_else
                                     else after_body.get(name, after_else.get(name, v.OTHER))
                                     for name in {**after_body, **after_else}})
+
+    def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
+        self.conditions.append(branch)
+        self.walk(block)
+        self.conditions.pop()
+
+    def _visit_except(self, node: cst.ExceptHandler) -> bool:
+        if node.type is not None:
+            self.walk(node.type)
+        self._walk_conditionally(Branch(None, True), node.body)
+        return False
 
     def _replace_bindings(self, bindings: dict[str, v.Value]) -> None:
         self.bindings = bindings
@@ -837,6 +866,7 @@ _SPECIAL = {
     cst.FunctionDef: RegionWalker._visit_function,
     cst.Lambda: RegionWalker._visit_lambda,
     cst.ClassDef: RegionWalker._visit_class,
+    cst.ExceptHandler: RegionWalker._visit_except,
 }
 _AFTER = {
     cst.Assign: RegionWalker._after_assign,

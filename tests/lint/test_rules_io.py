@@ -75,7 +75,7 @@ def test_debug_flag_branches_are_left_alone(tmp_path):
     assert findings(tmp_path, body, header, indent=" " * 8) == {(5, "BS401")}
 
 
-def test_warnings_in_rare_branches_are_left_alone(tmp_path):
+def test_warnings_in_branches_are_warnings_that_say_when_they_break(tmp_path):
     header = HEADER.replace("import sys\n", "import sys\nimport warnings\n")
     body = """
     warnings.warn('FnV1 is deprecated')
@@ -88,6 +88,15 @@ def test_warnings_in_rare_branches_are_left_alone(tmp_path):
     except RuntimeError:
         logger.exception('failed')
         raise
+    if torch.compiler.is_compiling():
+        logger.warning('compiled')
     return y
     """
-    assert findings(tmp_path, body, header) == {(1, "BS404")}
+    source = header + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    offset = header.count("\n")
+    found = {(f.line - offset, f.rule, f.severity) for f in lint_source(tmp_path, source).findings}
+    assert found == {(1, "BS404", "error"), (3, "BS404", "warning"), (4, "BS403", "warning"),
+                     (5, "BS402", "warning"), (9, "BS403", "warning"),
+                     (12, "BS403", "error")}  # a branch always taken under torch.compile is not conditional
+    conditional = [f for f in lint_source(tmp_path, source).findings if f.severity == "warning"]
+    assert all("whenever that branch runs" in f.message for f in conditional)

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.branches import BranchAware
+from breakscan.lint.semantics.branches import WHEN_REACHED, in_conditional_branch, in_debug_branch
 
 # `logging.Logger` methods (and the `*_once` helpers Hugging Face attaches to it): all break.
 LOGGER_METHODS = frozenset(
@@ -24,7 +24,7 @@ LOGGER_FACTORIES = ("logging.getLogger", "getLogger", "get_logger")
 OTHER_LOGGING_PACKAGES = ("loguru.", "absl.", "structlog.")
 
 
-class LoggerCall(BranchAware, Rule):
+class LoggerCall(Rule):
     id = "BS403"
     name = "logger-call"
     gb_ids = ("GB0291",)
@@ -38,9 +38,10 @@ class LoggerCall(BranchAware, Rule):
     `logger.isEnabledFor`, `logger.setLevel` and Hugging Face's `logger.warning_once`, on
     `logging.getLogger(...)` / `get_logger(...)` results and on the conventional logger names
     (`logger`, `log`, `_logger`, `LOGGER`, `self.logger`) in modules that import a logging module.
-    Calls under an `if self.verbose:` / `if debug:` flag are left alone, and so are warnings and
-    errors (`warning`, `warning_once`, `error`, ...) inside an `if`/`else` or `except` handler:
-    they report unusual input, and TorchDynamo never traces a branch that is not taken.
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone. Warnings and errors
+    (`warning`, `warning_once`, `error`, ...) inside an `if`/`else` or `except` handler report
+    unusual input, and TorchDynamo never traces a branch that is not taken: they are reported as
+    warnings, since they break only when that branch runs.
 
     ## Why is this bad?
     TorchDynamo refuses every `logging.Logger` method outside export, whether or not the level is
@@ -158,9 +159,10 @@ class LoggerCall(BranchAware, Rule):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in LOGGER_METHODS:
             return
-        if not _is_logger(func.value, ctx) or self.in_debug_branch(node, ctx):
+        if not _is_logger(func.value, ctx) or in_debug_branch(ctx):
             return
-        if func.attr.value in WARNING_METHODS and self.in_conditional_branch(node, ctx):
+        if func.attr.value in WARNING_METHODS and in_conditional_branch(ctx):
+            ctx.report(self, node, self.message + WHEN_REACHED, severity="warning")
             return
         ctx.report(self, node)
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.branches import BranchAware
+from breakscan.lint.semantics.branches import WHEN_REACHED, in_conditional_branch, in_debug_branch
 
 # The module-level shortcuts of the stdlib `logging` module that log through the root logger.
 LOGGING_FUNCTIONS = frozenset(
@@ -11,7 +11,7 @@ LOGGING_FUNCTIONS = frozenset(
 WARNING_FUNCTIONS = frozenset(f"logging.{name}" for name in ("warning", "warn", "error", "exception", "critical", "fatal"))
 
 
-class LoggingCall(BranchAware, Rule):
+class LoggingCall(Rule):
     id = "BS402"
     name = "logging-module-call"
     gb_ids = ("GB4841", "GB0007", "GB6215")
@@ -23,9 +23,9 @@ class LoggingCall(BranchAware, Rule):
     Flags the `logging` module's own functions in compiled code: `logging.info(...)`,
     `logging.debug`, `logging.warning`, `logging.warn`, `logging.error`, `logging.exception`,
     `logging.critical`, `logging.fatal`, `logging.log`, and `logging.getLogger(name)`.
-    Calls under an `if self.verbose:` / `if debug:` flag are left alone, and so are warnings and
-    errors inside an `if`/`else` or `except` handler (they report unusual input, and TorchDynamo
-    never traces a branch that is not taken).
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone. Warnings and errors inside
+    an `if`/`else` or `except` handler report unusual input, and TorchDynamo never traces a branch
+    that is not taken: they are reported as warnings, since they break only when that branch runs.
 
     ## Why is this bad?
     TorchDynamo traces into the logging machinery and fails there, whether or not the level is
@@ -110,8 +110,9 @@ class LoggingCall(BranchAware, Rule):
         qualified = ctx.qualname(node.func)
         if not (qualified in LOGGING_FUNCTIONS or (qualified == "logging.getLogger" and node.args)):
             return
-        if self.in_debug_branch(node, ctx):
+        if in_debug_branch(ctx):
             return
-        if qualified in WARNING_FUNCTIONS and self.in_conditional_branch(node, ctx):
+        if qualified in WARNING_FUNCTIONS and in_conditional_branch(ctx):
+            ctx.report(self, node, self.message + WHEN_REACHED, severity="warning")
             return
         ctx.report(self, node)

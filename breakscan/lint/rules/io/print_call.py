@@ -2,10 +2,10 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.branches import BranchAware
+from breakscan.lint.semantics.branches import in_debug_branch
 
 
-class PrintCall(BranchAware, Rule):
+class PrintCall(Rule):
     id = "BS401"
     name = "print-call"
     gb_ids = ("GB0059",)
@@ -116,7 +116,7 @@ class PrintCall(BranchAware, Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) == "builtins.print" and not self.in_debug_branch(node, ctx):
+        if ctx.qualname(node.func) == "builtins.print" and not in_debug_branch(ctx):
             if not (ctx.dynamo.holds("reorderable_logging_functions", "builtins.print") and _replayable(node, ctx)):
                 ctx.report(self, node)
 

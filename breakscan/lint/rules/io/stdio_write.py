@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.branches import BranchAware
+from breakscan.lint.semantics.branches import in_debug_branch
 
 STDIO_CALLS = frozenset(
     f"sys.{stream}.{method}" for stream in ("stdout", "stderr", "__stdout__", "__stderr__")
@@ -9,7 +9,7 @@ STDIO_CALLS = frozenset(
 )
 
 
-class StdioWrite(BranchAware, Rule):
+class StdioWrite(Rule):
     id = "BS405"
     name = "stdio-write"
     gb_ids = ("GB0156",)
@@ -69,5 +69,5 @@ class StdioWrite(BranchAware, Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in STDIO_CALLS and not self.in_debug_branch(node, ctx):
+        if ctx.qualname(node.func) in STDIO_CALLS and not in_debug_branch(ctx):
             ctx.report(self, node)

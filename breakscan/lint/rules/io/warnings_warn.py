@@ -1,12 +1,12 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.branches import BranchAware
+from breakscan.lint.semantics.branches import WHEN_REACHED, in_conditional_branch, in_debug_branch
 
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 
 
-class WarningsWarn(BranchAware, Rule):
+class WarningsWarn(Rule):
     id = "BS404"
     name = "warnings-warn"
     gb_ids = ("GB0007",)
@@ -16,8 +16,9 @@ class WarningsWarn(BranchAware, Rule):
     ## What it does
     Flags `warnings.warn(...)` and `warnings.warn_explicit(...)` that run on every call of
     compiled code (a deprecation notice at the top of `forward` is the usual case). A warning
-    inside an `if`/`else` or an `except` handler is left alone: it fires only on unusual input,
-    and TorchDynamo never traces a branch that is not taken.
+    inside an `if`/`else` or an `except` handler fires only on unusual input, and TorchDynamo never
+    traces a branch that is not taken: it is reported as a warning, since it breaks only when that
+    branch runs.
 
     ## Why is this bad?
     `warnings.warn` is on TorchDynamo's skip list: calling it ends the graph, the call runs
@@ -59,6 +60,18 @@ class WarningsWarn(BranchAware, Rule):
                     warn("OldBlock is deprecated, use NewBlock", FutureWarning)  # break
                     return x * 2
         """, entry="OldBlock()"),
+        # In a branch: a warning (it breaks when the branch runs, as here, where a mask is passed).
+        Example("""
+            import warnings
+            import torch
+
+            @torch.compile
+            def fn(x, head_mask=None):
+                if head_mask is not None:
+                    warnings.warn("head_mask is deprecated", FutureWarning)  # break
+                    x = x * head_mask
+                return x * 2
+        """, inputs="(torch.randn(8), torch.ones(8))"),
     )
     valid = (
         Example("""
@@ -76,20 +89,12 @@ class WarningsWarn(BranchAware, Rule):
                 def forward(self, x):
                     return x * self.scale
         """, entry="Model()"),
-        Example("""
-            import warnings
-            import torch
-
-            @torch.compile
-            def fn(x, head_mask=None):
-                if head_mask is not None:
-                    warnings.warn("head_mask is deprecated", FutureWarning)
-                    x = x * head_mask
-                return x * 2
-        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        # A warning inside `if`/`except` fires on unusual input only: TorchDynamo rarely meets it.
-        if ctx.qualname(node.func) in WARN_FUNCTIONS and not self.in_conditional_branch(node, ctx):
+        if ctx.qualname(node.func) not in WARN_FUNCTIONS or in_debug_branch(ctx):
+            return
+        if in_conditional_branch(ctx):  # it fires on unusual input: it breaks only then
+            ctx.report(self, node, self.message + WHEN_REACHED, severity="warning")
+        else:
             ctx.report(self, node)
