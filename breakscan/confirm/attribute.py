@@ -186,7 +186,12 @@ def _user_stack(frames: Sequence[Frame], user: UserFiles
 def _first_occurrence(event: BreakEvent, user: UserFiles, registry: Registry | None) -> Break:
     stack, site, library = _user_stack(_full_stack(event, user), user)
     parts = parse_message(event.message)
-    gb_id = registry.identify(event.gb_type, parts.own_text) if registry else None
+    gb_id = None
+    if registry:
+        # A break raised while handling another ("graph break in loop" skipping the frame) is that
+        # one's consequence, recorded as `frame_skipped`: the id to act on is the first cause's.
+        cause = registry.id_for_type(parts.causes[0]) if parts.causes else None
+        gb_id = cause or registry.identify(event.gb_type, parts.own_text)
     entry = registry.by_id.get(gb_id) if registry and gb_id else None
     reason = parts.title + (f" ({parts.context})" if parts.context else "")
     reason += "".join(f"; caused by: {cause}" for cause in parts.causes)

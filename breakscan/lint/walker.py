@@ -3,10 +3,11 @@ TorchDynamo does not trace, and handing every node to the rules that asked for i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from breakscan.lint.regions import Project
     from breakscan.lint.rule import Rule
 
+# Silent passes over a loop's body before rules see it (values converge in one or two in practice).
+MAX_SILENT_PASSES = 3
 COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
 # TorchScript, ONNX/jit-tracing and export checks are False under torch.compile: their branches are dead.
 TRACING_GUARDS = ("is_scripting", "is_tracing", "_is_tracing", "_get_tracing_state", "is_in_onnx_export",
@@ -239,8 +242,11 @@ class RegionWalker(cst.CSTVisitor):
         self.context = RegionContext(self)
         self.bindings: dict[str, v.Value] = dict(parameters)
         self._memo: dict[int, v.Value] = {}
+        # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
+        self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
+        self._silent = False  # in a pass that only brings a loop's values to a fixed point
         # The branches around the node being visited, innermost last. Branches a compile-time guard
         # settles are not conditional.
         self.conditions: list[Branch] = []
@@ -279,7 +285,7 @@ class RegionWalker(cst.CSTVisitor):
     def value(self, node: cst.BaseExpression) -> v.Value:
         # Rules ask about every sub-expression; without the memo a long `a + b + ...` is quadratic.
         key = id(node)
-        found = self._memo.get(key)
+        found = self._memo.get(key) or self._scoped.get(key)
         if found is None:
             found = self._memo[key] = self._compute_value(node)
         return found
@@ -534,8 +540,9 @@ class RegionWalker(cst.CSTVisitor):
 
     # -- traversal -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        for handler in self.handlers.get(type(node), ()):
-            handler(node, self.context)
+        if not self._silent:
+            for handler in self.handlers.get(type(node), ()):
+                handler(node, self.context)
         method = _SPECIAL.get(type(node))
         return method(self, node) if method else True
 
@@ -582,10 +589,7 @@ class RegionWalker(cst.CSTVisitor):
         elif else_leaves and not body_leaves:
             self._replace_bindings(after_body)
         else:
-            self._replace_bindings({name: v.join(after_body[name], after_else[name])
-                                    if name in after_body and name in after_else
-                                    else after_body.get(name, after_else.get(name, v.OTHER))
-                                    for name in {**after_body, **after_else}})
+            self._replace_bindings(_joined(after_body, after_else))
 
     def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
         self.conditions.append(branch)
@@ -622,13 +626,42 @@ class RegionWalker(cst.CSTVisitor):
 
     def _visit_for(self, node: cst.For) -> bool:
         self.walk(node.iter)
-        self._bind_for(node.target, node.iter)
-        self.loop_depth += 1
-        self.walk(node.body)
-        self.loop_depth -= 1
+
+        def iteration() -> None:
+            self._bind_for(node.target, node.iter)
+            self.walk(node.body)
+
+        self._walk_loop(iteration)
         if node.orelse is not None:
             self.walk(node.orelse)
         return False
+
+    def _walk_loop(self, iteration: Callable[[], None]) -> None:
+        """A loop's body with the values its names hold on any iteration: silent passes (no rule
+        runs, nothing is recorded) join what one iteration leaves with what the loop started with,
+        until nothing changes; then rules see the body once, under those values. After the loop,
+        a name holds what it held before or what an iteration left (it may run zero times)."""
+        self.loop_depth += 1
+        if not self._silent:  # inside a silent pass, one iteration is enough
+            for _ in range(MAX_SILENT_PASSES):
+                head = dict(self.bindings)
+                with self._silenced():
+                    iteration()
+                self._replace_bindings(_joined(head, self.bindings))
+                if self.bindings == head:
+                    break
+        head = dict(self.bindings)
+        iteration()
+        self._replace_bindings(_joined(head, self.bindings))
+        self.loop_depth -= 1
+
+    @contextlib.contextmanager
+    def _silenced(self) -> Iterator[None]:
+        kept, self.result, self._silent = self.result, FunctionResult(), True
+        try:
+            yield
+        finally:
+            self.result, self._silent = kept, False
 
     def _visit_while(self, node: cst.While) -> bool:
         # TorchDynamo resumes after a break in the test's first evaluation, which comes before the
@@ -637,9 +670,13 @@ class RegionWalker(cst.CSTVisitor):
         # Rules report a test on the `while` itself (their handlers ran before this) or on a part of it.
         test = subtree_ids(node.test) | {id(node)}
         test_breaks = any(f.severity == "error" and id(f.node) in test for f in self.result.findings)
-        self.loop_depth += 1
-        self.walk(node.body)
-        self.loop_depth -= 1
+
+        def iteration() -> None:
+            self.walk(node.body)
+            if self._silent:
+                self.walk(node.test)  # evaluated again before each further iteration
+
+        self._walk_loop(iteration)
         if test_breaks:
             self.result.frame_skips.append(next(self.events))
         if node.orelse is not None:
@@ -647,6 +684,9 @@ class RegionWalker(cst.CSTVisitor):
         return False
 
     def _visit_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> bool:
+        """In a scope of its own, as in Python 3: its loop variables do not leak into the function.
+        What it builds is valued inside that scope and kept (`_scoped`)."""
+        outer = dict(self.bindings)
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             self.walk(comp.iter)
@@ -661,6 +701,8 @@ class RegionWalker(cst.CSTVisitor):
             self.walk(node.value)
         else:
             self.walk(node.elt)
+        self._scoped[id(node)] = self._compute_value(node)
+        self._replace_bindings(outer)
         return False
 
     def _visit_function(self, node: cst.FunctionDef) -> bool:
@@ -671,17 +713,24 @@ class RegionWalker(cst.CSTVisitor):
         # A closure is traced when it is called; its parameters take what the enclosing code passes
         # and, like its locals, do not leak into the enclosing function's names.
         outer = dict(self.bindings)
+        result = self.result
+        returned = (result.returns, result.return_items, result.passthrough, result._returns_seen)
         for parameter in _all_params(node.params):
             self._set(parameter.name.value, v.TENSOR)
         self.walk(node.body)
-        self.bindings = outer
+        # Its `return`s are its own, not what the enclosing function returns.
+        result.returns, result.return_items, result.passthrough, result._returns_seen = returned
+        self._replace_bindings(outer)
         self._set(node.name.value, v.OTHER)
         return False
 
     def _visit_lambda(self, node: cst.Lambda) -> bool:
+        outer = dict(self.bindings)  # its parameters are its own
         for parameter in _all_params(node.params):
             self._set(parameter.name.value, v.TENSOR)
-        return True
+        self.walk(node.body)
+        self._replace_bindings(outer)
+        return False
 
     def _visit_class(self, node: cst.ClassDef) -> bool:
         return False
@@ -758,6 +807,13 @@ class RegionWalker(cst.CSTVisitor):
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
         self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                           order=next(self.events), spreads=any(a.star for a in node.args)))
+
+
+def _joined(first: dict[str, v.Value], second: dict[str, v.Value]) -> dict[str, v.Value]:
+    """The bindings where two paths meet: a name bound on both holds either value; a name bound
+    on one only holds that one's (on the other, using it would fail)."""
+    return {name: v.join(first[name], second[name]) if name in first and name in second
+            else first.get(name, second.get(name, v.OTHER)) for name in {**first, **second}}
 
 
 def _slices(node: cst.Subscript) -> bool:

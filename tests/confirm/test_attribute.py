@@ -89,12 +89,13 @@ def torch_file() -> str:
     return os.path.join(importlib.util.find_spec("torch").submodule_search_locations[0], "x.py")
 
 
-def test_chained_message_reports_its_own_type_and_its_cause():
+def test_chained_message_is_identified_by_its_cause_and_reports_its_own_type():
     message = MESSAGE + "\n*** While handling this graph break, another graph break occurred: ***\n\n" \
         "graph break in loop\n  Developer debug context: frame skipped\n"
-    (brk,) = merge_breaks([_event(Frame(PATH, 5, "f"), gb_type="graph break in loop", message=message)],
+    (brk,) = merge_breaks([_event(Frame(PATH, 5, "f"), gb_type="graph break in loop", message=message, skips=True)],
                           USER, load_registry())
-    assert brk.gb_id == "GB7000"
+    # The loop break is the data-dependent branch's consequence (the frame is skipped): fix the branch.
+    assert (brk.gb_id, brk.gb_type, brk.frame_skipped) == ("GB0170", "graph break in loop", True)
     assert brk.reason == "graph break in loop (frame skipped); caused by: Data-dependent branching"
 
 

@@ -102,8 +102,32 @@ class TensorIf(Rule):
                         x = x.masked_fill(mask, 0.0)
                     return x * 2
         """, entry="Model()", inputs="(torch.randn(8), torch.randn(8) > 0)"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                total = 0  # a tensor from the second iteration on
+                for step in range(3):
+                    if total > 1:  # break
+                        x = x * 2
+                    total = total + x.sum()
+                return x
+        """),
     )
     valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                seen = 0
+                for step in range(3):
+                    if seen > 1:  # an int on every iteration
+                        x = x * 2
+                    seen = seen + x.dim()
+                return x
+        """),
         Example("""
             import torch
 
