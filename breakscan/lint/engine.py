@@ -204,7 +204,7 @@ class Unit:
         own = self._parse(self.path, source.text, source.data)
         self.result.declares_targets = own.index.declares_targets
         project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo)
-        handlers = _handlers(self.settings.rules)
+        handlers = functools.partial(_handlers, self.settings.rules)
         analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}
         for key, function_result in analysis.results.items():

@@ -221,7 +221,12 @@ class Project:
         full = f"{function.module.name}.{function.qualname}"
         return any(full == root or full.endswith("." + root) or function.key == root for root in self.config_roots)
 
-    def analyze(self, handlers: dict[type, list[Handler]], only: list[ModuleIndex] | None = None) -> Analysis:
+    def analyze(self, handlers: Callable[[], dict[type, list[Handler]]],
+                only: list[ModuleIndex] | None = None) -> Analysis:
+        """Values first, then rules: walks without rules until every function's parameters,
+        returns and settings stop changing, then one walk per function with fresh rules
+        (`handlers()` builds them), so no rule sees a value an early pass had not yet learned, and
+        none keeps state from one function's walk into another's."""
         graph = nx.DiGraph()
         functions: dict[str, FunctionInfo] = {}
         results: dict[str, FunctionResult] = {}
@@ -256,7 +261,7 @@ class Project:
                 continue
             passes[key] = passes.get(key, 0) + 1
             dynamo = self.dynamo.merged(compiled_as[key]).merged(function.module.dynamo)
-            result = RegionWalker(self, function, handlers, parameters[key], dynamo).run()
+            result = RegionWalker(self, function, {}, parameters[key], dynamo).run()
             results[key] = result
             if (result.returns, result.return_items, result.passthrough) != (
                     self._returns.get(key), self._return_items.get(key), self._passthrough.get(key)):
@@ -288,17 +293,20 @@ class Project:
                 if merged != parameters.get(callee_key):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
+        for key in results:
+            dynamo = self.dynamo.merged(compiled_as[key]).merged(functions[key].module.dynamo)
+            results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo).run()
         _drop_findings_after_loop_breaks(results)
         return Analysis(results, functions, graph)
 
-    def analyze_unreachable(self, handlers: dict[type, list[Handler]], module: ModuleIndex,
+    def analyze_unreachable(self, handlers: Callable[[], dict[type, list[Handler]]], module: ModuleIndex,
                             analysis: Analysis) -> dict[str, FunctionResult]:
         """Walk the module's functions no compiled root reaches, as if each were compiled."""
         results = {}
         for function in module.functions.values():
             if function.key not in analysis.results and not function.disabled:
                 dynamo = self.dynamo.merged(module.dynamo).merged(function.compile_settings)
-                results[function.key] = RegionWalker(self, function, handlers, _default_parameters(function),
+                results[function.key] = RegionWalker(self, function, handlers(), _default_parameters(function),
                                                      dynamo).run()
                 analysis.functions[function.key] = function
         return results

@@ -76,6 +76,18 @@ class TensorBoolOperator(Rule):
                 assert not (x > 100).any()  # break
                 return x * 2
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                x = x + 1
+                ok = ratio(x) > 0 and x.shape[0] > 1  # break
+                return x * 2, ok
+
+            def ratio(x):  # what it returns is known only once it has been walked
+                return x.sum() / x.numel()
+        """),
     )
     valid = (
         Example("""

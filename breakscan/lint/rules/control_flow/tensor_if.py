@@ -102,18 +102,6 @@ class TensorIf(Rule):
                         x = x.masked_fill(mask, 0.0)
                     return x * 2
         """, entry="Model()", inputs="(torch.randn(8), torch.randn(8) > 0)"),
-        Example("""
-            import torch
-
-            @torch.compile
-            def fn(x):
-                total = 0  # a tensor from the second iteration on
-                for step in range(3):
-                    if total > 1:  # break
-                        x = x * 2
-                    total = total + x.sum()
-                return x
-        """),
     )
     valid = (
         Example("""

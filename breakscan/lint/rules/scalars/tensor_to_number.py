@@ -63,6 +63,17 @@ class TensorToNumber(Rule):
                     valid = bool(x.isfinite().all())  # break
                     return x * valid
         """, entry="Model()"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                scale = 1.0  # a float on the first iteration, a tensor from the second on
+                for step in range(3):
+                    x = x / float(scale)  # break
+                    scale = x.abs().max()
+                return x
+        """),
     )
     valid = (
         Example("""
