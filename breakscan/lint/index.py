@@ -171,11 +171,34 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
 def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
     targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
     called = ""
-    if isinstance(node.value, cst.Call):
+    aliased = _aliased(index, node.value) if node.value is not None else None
+    if isinstance(node.value, cst.Call) and aliased is None:
         called = index.qualify(dotted_name(node.value.func)) or ""
     for target in targets:
-        if isinstance(target, cst.Name):
+        if not isinstance(target, cst.Name):
+            continue
+        if aliased is not None:  # another name for it: `no_trace = torch._dynamo.disable`
+            index.imports[target.value] = aliased
+            index.assignments.pop(target.value, None)
+        else:
+            index.imports.pop(target.value, None)  # rebound: no longer what was imported
             index.assignments[target.value] = called
+
+
+def _aliased(index: ModuleIndex, value: cst.BaseExpression) -> str | None:
+    """The qualified name a module-level value is another name for: a dotted name the module
+    imports or defines (`torch._dynamo.disable`), or `getattr(<such a name>, "attr"[, default])`."""
+    if isinstance(value, cst.Call) and index.qualify(dotted_name(value.func)) == "builtins.getattr":
+        arguments = [a.value for a in value.args]
+        if len(arguments) in (2, 3) and isinstance(arguments[1], cst.SimpleString):
+            owner = index.qualify(dotted_name(arguments[0]))
+            attribute = arguments[1].evaluated_value
+            return f"{owner}.{attribute}" if owner and isinstance(attribute, str) and attribute.isidentifier() else None
+        return None
+    if isinstance(value, (cst.Name, cst.Attribute)) and not (isinstance(value, cst.Name) and value.value in (
+            "None", "True", "False")):
+        return index.qualify(dotted_name(value))
+    return None
 
 
 def _blocks(statement: cst.CSTNode):

@@ -103,6 +103,21 @@ class DisabledCall(Rule):
                 stats = Stats(x)  # break
                 return x - stats.mean
         """),
+        Example("""
+            import torch
+
+            # Bound under another name, as libraries that support several torch versions do.
+            no_compile = getattr(torch.compiler, "disable", None)
+
+            @no_compile
+            def summarize(t):
+                return t.sum().item()
+
+            @torch.compile
+            def fn(x):
+                total = summarize(x)  # break
+                return x * total
+        """),
     )
     valid = (
         Example("""
