@@ -14,7 +14,9 @@ def annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
     """The kind an annotation declares; None when it says nothing (`Any`, `object`)."""
     text = cst.Module(body=[]).code_for_node(annotation)
     if "Tensor" in text:
-        return v.MAYBE_TENSOR if ("Optional" in text or "None" in text) else v.TENSOR
+        if "Optional" in text or "None" in text:
+            return v.MAYBE_TENSOR
+        return v.MASK if "BoolTensor" in text else v.TENSOR
     if text in ("Any", "typing.Any", "object"):
         return None
     return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...

@@ -20,15 +20,26 @@ import libcst as cst
 from breakscan.lint import catalogue
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Kind:
     name: str
+    # A refinement's family (MASK is a tensor): kinds of one family are equal, so every question
+    # about tensors holds for a mask; what the refinement adds is read with its own predicate.
+    family: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Kind) and (self.family or self.name) == (other.family or other.name)
+
+    def __hash__(self) -> int:
+        return hash(self.family or self.name)
 
     def __repr__(self) -> str:
         return self.name
 
 
 TENSOR = Kind("tensor")
+# A tensor of dtype bool: a comparison, `~m`, `m & n`, `isnan(x)`, `.bool()`, `dtype=torch.bool`...
+MASK = Kind("mask", family="tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
 MAYBE_TENSOR = Kind("maybe-tensor")
 OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
@@ -63,6 +74,11 @@ Value = Kind | ModuleValue
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
 
 
+def is_mask(value: Value) -> bool:
+    """A tensor known to hold booleans."""
+    return isinstance(value, Kind) and value.name == MASK.name
+
+
 def is_plain(value: Value) -> bool:
     """A Python value known not to be a tensor."""
     return value in PLAIN
@@ -73,7 +89,8 @@ def join(a: Value, b: Value) -> Value:
     tensor-like of the two; a tensor or None is an optional tensor; two kinds of Python value are
     a Python value (numbers stay numbers)."""
     if a == b:
-        return a
+        # A mask and a tensor of another dtype: a tensor.
+        return a if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         return ModuleValue(a.classes | b.classes)
     if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
@@ -265,3 +282,23 @@ def probed_kind(key: str, positional: list[Value], keywords: frozenset[str] = fr
     if not chosen:
         return forms[0].kind if len(forms) == 1 and not keywords and not positional else None
     return chosen[0].kind
+
+
+# torch functions / tensor methods whose result is always a boolean tensor.
+BOOL_RESULT = frozenset(
+    {
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isin", "isclose", "signbit",
+        "logical_and", "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+        "greater", "less", "greater_equal", "less_equal", "not_equal", "any", "all", "bool",
+    }
+)
+# Operations that keep their first input's dtype: a mask in, a mask out.
+DTYPE_PRESERVING = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "flatten", "unflatten", "expand",
+        "expand_as", "broadcast_to", "t", "transpose", "permute", "movedim", "contiguous", "clone", "detach",
+        "cpu", "cuda", "repeat", "flip", "roll", "narrow", "select", "tril", "triu", "index_select", "gather",
+        "squeeze_", "unsqueeze_", "masked_fill", "cat", "concat", "stack",
+    }
+)
+BOOL_DTYPES = frozenset({"torch.bool", "builtins.bool"})

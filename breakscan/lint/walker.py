@@ -182,7 +182,8 @@ class RegionContext:
         named = [(name, value) for name, value in walker.bindings.items()]
         if isinstance(node, cst.BaseExpression):
             named.append((cst.Module(body=[]).code_for_node(node), walker.value(node)))
-        return tuple((name, value.name if isinstance(value, v.Kind) else "module") for name, value in named)
+        return tuple((name, (value.family or value.name) if isinstance(value, v.Kind) else "module")
+                     for name, value in named)
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
@@ -305,7 +306,7 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.Subscript):
             base = self.value(node.value)
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
-                return v.TENSOR
+                return v.MASK if v.is_mask(base) else v.TENSOR
             if base == v.SHAPE:
                 return v.SHAPE if _slices(node) else v.INT
             if base == v.STR:
@@ -324,7 +325,11 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(node, cst.Comparison) and v.STR in kinds:
                 return v.BOOL  # a tensor never equals a string: `layer_type == "a"` compares Python values
             if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
-                return v.TENSOR
+                if isinstance(node, cst.Comparison):
+                    compares = len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, _ORDERINGS)
+                    return v.MASK if compares else v.TENSOR
+                logical = isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor))
+                return v.MASK if logical and any(v.is_mask(kind) for kind in kinds) else v.TENSOR
             if v.UNKNOWN in kinds:
                 return v.UNKNOWN
             # `beam_size > 1` with `beam_size=None`: an optional value, most often not a tensor.
@@ -340,7 +345,8 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(node.operator, cst.Not):
                 return v.TENSOR if inner == v.TENSOR else v.BOOL
             if inner in (v.TENSOR, v.MAYBE_TENSOR):
-                return v.TENSOR
+                # `~t` in model code negates a mask; bitwise tricks on index tensors are rare.
+                return v.MASK if isinstance(node.operator, cst.BitInvert) else v.TENSOR
             return inner if inner in v.NUMBERS else v.OTHER
         if isinstance(node, cst.BooleanOperation):
             return v.join(self.value(node.left), self.value(node.right))
@@ -397,6 +403,45 @@ class RegionWalker(cst.CSTVisitor):
         return found
 
     def _call_value(self, node: cst.Call) -> v.Value:
+        value = self._call_result(node)
+        return v.MASK if value == v.TENSOR and self._makes_mask(node) else value
+
+    def _makes_mask(self, node: cst.Call) -> bool:
+        """A torch function or tensor method whose result holds booleans: `isnan(x)`, `m.any()`,
+        `x.to(torch.bool)`, `zeros(..., dtype=torch.bool)`, or one that keeps the dtype of a mask
+        (`m.view(-1)`, `torch.cat([m1, m2])`)."""
+        func = node.func
+        qualified = self.qualname(func)
+        if qualified is not None:
+            if not qualified.startswith("torch."):
+                return False
+            name = qualified.rpartition(".")[2]
+            first = node.args[0].value if node.args else None
+        elif isinstance(func, cst.Attribute) and self.value(func.value) in (v.TENSOR, v.MAYBE_TENSOR):
+            name, first = func.attr.value, func.value
+        else:
+            return False
+        dtype = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype is not None:
+            return self.qualname(dtype) in v.BOOL_DTYPES
+        if name in v.BOOL_RESULT:
+            return True
+        if name in ("to", "type"):
+            dtypes = [self.qualname(a.value) for a in node.args]
+            if any(d in v.BOOL_DTYPES for d in dtypes):
+                return True
+            if any(d is not None and d.startswith("torch.") for d in dtypes):
+                return False  # `.to(torch.float32)`
+            return first is not None and v.is_mask(self.value(first))  # `.to(device)` keeps the dtype
+        if name in ("tensor", "as_tensor") and first is not None:
+            return _all_bool_literals(first)
+        if name in v.DTYPE_PRESERVING and first is not None:
+            if isinstance(first, (cst.List, cst.Tuple)):  # torch.cat([m1, m2])
+                return bool(first.elements) and all(v.is_mask(self.value(e.value)) for e in first.elements)
+            return v.is_mask(self.value(first))
+        return False
+
+    def _call_result(self, node: cst.Call) -> v.Value:
         func = node.func
         tensor_argument = any(self._carries_tensor(argument) for argument in node.args)
         if isinstance(func, cst.Attribute):
@@ -746,7 +791,10 @@ class RegionWalker(cst.CSTVisitor):
 
     def _after_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            self._set(node.target.value, v.join(self.value(node.target), self.value(node.value)))
+            value = v.join(self.value(node.target), self.value(node.value))
+            if v.is_mask(value) and not isinstance(node.operator, (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)):
+                value = v.TENSOR  # `m *= 2` makes numbers of a mask; `keep &= other` keeps one
+            self._set(node.target.value, value)
 
     def _after_namedexpr(self, node: cst.NamedExpr) -> None:
         self.bind(node.target, self.value(node.value))
@@ -814,6 +862,17 @@ def _joined(first: dict[str, v.Value], second: dict[str, v.Value]) -> dict[str, 
     on one only holds that one's (on the other, using it would fail)."""
     return {name: v.join(first[name], second[name]) if name in first and name in second
             else first.get(name, second.get(name, v.OTHER)) for name in {**first, **second}}
+
+
+_ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _all_bool_literals(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(_all_bool_literals(e.value) for e in node.elements)
+    return False
 
 
 def _slices(node: cst.Subscript) -> bool:

@@ -1,9 +1,7 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.booleans import MaskTracker
-
-LOGICAL_ASSIGN = (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)
 
 
 class BooleanMaskIndex(Rule):
@@ -80,6 +78,21 @@ class BooleanMaskIndex(Rule):
                     keep = h.abs().sum(-1) > 1.0
                     return h[keep, :]  # break
         """, entry="Model()", inputs="torch.randn(6, 4)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            def finite(x):
+                return x.isfinite() & (x.abs() < 1e4)
+
+            class Clean(nn.Module):
+                def forward(self, x, keep_all: bool = False):
+                    if keep_all:
+                        keep = torch.ones_like(x, dtype=torch.bool)
+                    else:
+                        keep = finite(x)  # a mask on both branches: one from a helper
+                    return x[keep]  # break
+        """, entry="Clean()"),
     )
     valid = (
         Example("""
@@ -121,43 +134,19 @@ class BooleanMaskIndex(Rule):
     )
 
     def __init__(self) -> None:
-        self.masks = MaskTracker()
         # The subscripts the latest assignment writes to (`x[mask] = 0`): a write keeps the shape.
         self.writes: set[int] = set()
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
-        self.masks.at(node, ctx)
-        targets = [t.target for t in node.targets]
-        self.writes = {id(n) for n in _flatten(targets) if isinstance(n, cst.Subscript)}
-        self.masks.bind(targets, self.masks.is_mask(node.value, ctx), node.value, ctx)
+        self.writes = {id(n) for n in _flatten([t.target for t in node.targets]) if isinstance(n, cst.Subscript)}
 
     def on_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
-        self.masks.at(node, ctx)
         self.writes = {id(node.target)}
-        is_mask = node.value is not None and self.masks.is_mask(node.value, ctx)
-        self.masks.bind([node.target], is_mask, node.value, ctx)
-
-    def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
-        self.masks.at(node, ctx)
-        if isinstance(node.target, cst.Name):
-            # `keep &= other` keeps a mask a mask; any other operator makes numbers of it.
-            is_mask = isinstance(node.operator, LOGICAL_ASSIGN) and (
-                self.masks.is_mask(node.target, ctx) or self.masks.is_mask(node.value, ctx))
-            self.masks.bind([node.target], is_mask, node.value, ctx)
-
-    def on_NamedExpr(self, node: cst.NamedExpr, ctx) -> None:
-        self.masks.at(node, ctx)
-        self.masks.bind([node.target], self.masks.is_mask(node.value, ctx), node.value, ctx)
-
-    def on_For(self, node: cst.For, ctx) -> None:
-        self.masks.at(node, ctx)
-        self.masks.bind([node.target], False, None, ctx)
 
     def on_Subscript(self, node: cst.Subscript, ctx) -> None:
-        self.masks.at(node, ctx)
         if id(node) in self.writes:
             return
-        if any(isinstance(e.slice, cst.Index) and self.masks.is_mask(e.slice.value, ctx) for e in node.slice):
+        if any(isinstance(e.slice, cst.Index) and v.is_mask(ctx.value(e.slice.value)) for e in node.slice):
             ctx.report(self, node)
 
 
