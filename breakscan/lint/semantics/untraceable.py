@@ -7,7 +7,10 @@ from __future__ import annotations
 import ast
 import functools
 
+import libcst as cst
+
 from breakscan.lint import catalogue
+from breakscan.lint import values as v
 
 # Standard-library callables that TorchDynamo 2.13 cannot trace, each verified to break, with the
 # GB id it reports. Whole modules are listed where every function tried broke.
@@ -135,3 +138,102 @@ UNSUPPORTED_FACTORIES = frozenset(
     }
 )
 LOCK_CLASSES = frozenset({"threading.Lock", "threading.RLock"})
+
+
+# torch functions and tensor methods other rules report, each with its own advice and exceptions
+# (`.item()` under capture_scalar_outputs, `nonzero` in torchvision-style keep logic...), by name.
+_TORCH_OWNED_ELSEWHERE = frozenset({
+    "item", "tolist", "numpy", "nonzero", "argwhere", "masked_select", "where", "unique", "unique_consecutive",
+    "bincount", "repeat_interleave", "one_hot", "grad", "backward", "requires_grad_", "retain_grad",
+    "graph_break", "disable", "Parameter",
+})
+_PROBED_TORCH_CATEGORIES = frozenset({"tensor-method", "torch", "functional"})
+
+
+def torch_probed_break(node: cst.Call, ctx) -> catalogue.Entry | None:
+    """The catalogue's probe of a torch function or tensor method call that broke when given the
+    same kind of arguments (`x.allclose(y)`, `torch.manual_seed(0)`, `x.unsqueeze_(0)`), under the
+    settings this code is compiled with; None if it did not break there, was not probed, breaks
+    only on a data-dependent argument (`torch.zeros(k[0, 0])`), or another rule owns the call."""
+    func = node.func
+    qualified = ctx.qualname(func)
+    if qualified is None and isinstance(func, cst.Attribute) and ctx.value(func.value) == v.TENSOR:
+        qualified = f"torch.Tensor.{func.attr.value}"
+    if qualified is None or not qualified.startswith("torch.") or any(a.star for a in node.args):
+        return None
+    if _owned_elsewhere(qualified):
+        return None
+    arguments = [a.value for a in node.args]
+    kinds = [ctx.value(a) for a in arguments]
+    if not qualified.startswith("torch.Tensor."):
+        if any(kind == v.TENSOR or kind == v.TENSORS for kind in kinds):
+            given = "tensor"
+        elif all(v.is_plain(kind) for kind in kinds):
+            given = "python" if kinds else "none"
+        else:
+            return None  # an argument the analysis cannot tell
+    for entry in catalogue.entries(qualified, config=None):
+        if entry.category not in _PROBED_TORCH_CATEGORIES or entry.status != "ok" or not _own_break(entry):
+            continue
+        if not qualified.startswith("torch.Tensor.") and _probe_arguments(entry) != given:
+            continue
+        if entry.config != catalogue.DEFAULT and not _setting_holds(entry.config, ctx):
+            continue
+        if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
+            return entry
+    return None
+
+
+# Breaks that come from what the probe was given rather than from the call: GB0148 is an in-place
+# view change of the compiled function's input (`x.t_()`, `x.unsqueeze_(0)`, `x.detach_()`); on a
+# tensor made in the compiled code the same calls are traced (each verified).
+_INPUT_DEPENDENT = frozenset({"GB0148"})
+
+
+def _own_break(entry: catalogue.Entry) -> bool:
+    """The probe's break is the call's own: nothing in it reads tensor data (`k[0, 0]`) first,
+    and the break is not about the input it was given."""
+    try:
+        expression = ast.parse(entry.call, mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(expression, ast.Call) and not any(isinstance(n, ast.Subscript) for n in ast.walk(expression))
+            and not set(entry.gb_ids) <= _INPUT_DEPENDENT)
+
+
+def _probe_arguments(entry: catalogue.Entry) -> str:
+    """What the probe gave the call: "none", "python" when every argument is a literal or a dotted
+    constant (`torch.float32`), else "tensor"."""
+    expression = ast.parse(entry.call, mode="eval").body
+    if not isinstance(expression, ast.Call):
+        return "tensor"
+    arguments = [*expression.args, *(keyword.value for keyword in expression.keywords)]
+    if not arguments:
+        return "none"
+    return "python" if all(isinstance(a, ast.Constant) or (isinstance(a, ast.Attribute) and _is_dotted(a))
+                           for a in arguments) else "tensor"
+
+
+def _setting_holds(config: str, ctx) -> bool:
+    name, _, value = (part.strip() for part in config.partition("="))
+    return ctx.dynamo.enabled(name) == (value == "True")
+
+
+def _captured_under(qualified: str, ctx) -> bool:
+    """A probe of the call under a setting this code is compiled with, which did not break."""
+    return any(entry.config != catalogue.DEFAULT and _setting_holds(entry.config, ctx) and entry.status == "ok"
+               and not entry.breaks for entry in catalogue.entries(qualified, config=None))
+
+
+@functools.cache
+def torch_probed_gb_ids() -> tuple[str, ...]:
+    """Every GB id a probed torch call broke with on its own."""
+    return tuple(sorted({gb for entry in catalogue.load().entries
+                         if entry.category in _PROBED_TORCH_CATEGORIES and entry.breaks and _own_break(entry)
+                         and not _owned_elsewhere(entry.key) for gb in entry.gb_ids}))
+
+
+def _owned_elsewhere(qualified: str) -> bool:
+    name = qualified.rpartition(".")[2]
+    # Modules built in compiled code are module-construction's.
+    return name in _TORCH_OWNED_ELSEWHERE or (qualified.startswith("torch.nn.") and name[:1].isupper())

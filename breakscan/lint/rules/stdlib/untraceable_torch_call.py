@@ -1,0 +1,107 @@
+import libcst as cst
+
+from breakscan.lint import catalogue
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.untraceable import torch_probed_break, torch_probed_gb_ids
+
+
+class UntraceableTorchCall(Rule):
+    id = "BS507"
+    name = "untraceable-torch-call"
+    gb_ids = torch_probed_gb_ids()
+    message = "TorchDynamo cannot trace this torch call: the graph breaks here"
+    fix_hint = "call it outside the compiled code and pass the result in, or use the traceable equivalent the message names"
+    docs = """
+    ## What it does
+    Flags calls of torch functions and tensor methods that the installed TorchDynamo was seen to
+    break on, given the same kind of arguments, by the catalogue of probes
+    (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`): comparisons that
+    return a Python bool (`torch.equal`, `x.allclose(y)`, `s.is_nonzero()`), storage and layout
+    queries (`x.storage_offset()`, `x.is_pinned()`), global RNG state (`torch.manual_seed`,
+    `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
+    and the like. Calls other rules own (`.item()`, `nonzero`, `unique`, `one_hot`, building
+    modules...) are left to them; a call is not flagged under a setting the catalogue saw capture
+    it, nor where the probe broke only because of the input it was given (an in-place view change
+    of the function's argument, `x.t_()`: on a tensor made in the compiled code it is traced).
+
+    ## Why is this bad?
+    TorchDynamo cannot put these in a graph: some return Python values computed from tensor data
+    (GB0033 "Data dependent operator"), some are methods it does not model (GB0208), some touch
+    global state it refuses to trace (GB0007, GB0107, GB0363). The graph ends at the call, the
+    call runs eagerly and a new graph starts after it.
+
+    ## Example
+    ```python
+    def forward(self, x, ref):
+        if torch.equal(x, ref):
+            return x
+        return self.net(x)
+    ```
+
+    ## Use instead
+    Keep comparisons as tensors (`(x == ref).all()`, `torch.isclose(x, y).all()`) and select with
+    `torch.where`; seed and query global state outside the compiled function (pass a generator's
+    draws in as tensors).
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                ref = x.clamp(min=0)
+                same = torch.equal(x, ref)  # break
+                return x * 2, same
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stem(nn.Module):
+                def forward(self, x):
+                    y = x * 2
+                    if x.is_pinned():  # break
+                        y = y + 1
+                    noise = torch.empty_like(y)
+                    noise.random_()  # break
+                    return y + noise
+        """, entry="Stem()"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x.sin()
+                torch.manual_seed(0)  # break
+                return y + torch.rand(8)
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                ref = x.clamp(min=0)
+                same = (x == ref).all()
+                close = torch.isclose(x, ref).all()
+                x = x.unsqueeze(0)
+                return x * 2, same, close
+        """),
+        Example("""
+            import torch
+
+            def setup():
+                torch.manual_seed(0)
+
+            @torch.compile
+            def fn(x):
+                return x * 2
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        entry = torch_probed_break(node, ctx)
+        if entry is not None:
+            probed = f"probed as `{entry.call}` under torch {catalogue.torch_version()}: {', '.join(entry.gb_ids)}"
+            ctx.report(self, node, f"{self.message} ({probed})")
