@@ -71,6 +71,42 @@ class ModuleValue:
 
 Value = Kind | ModuleValue
 
+
+@dataclass(frozen=True, eq=False)
+class Container(Kind):
+    """A tuple, list or dict built in the code, with what each position (`items`) or constant
+    string key (`keys`) holds. As a kind it is TENSORS when it holds a tensor, else OTHER (and
+    equal to that kind), so questions about containers hold for it too."""
+
+    items: tuple[Value, ...] | None = None
+    keys: tuple[tuple[str, Value], ...] | None = None
+
+
+def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None) -> Container:
+    held = [*(items or ()), *(value for _, value in keys or ())]
+    holds_tensors = any(value in (TENSOR, TENSORS) for value in held)
+    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys)
+
+
+def item(value: Value, index: int | str) -> Value | None:
+    """What a container built in the code holds at a constant index or key; None if not known."""
+    if not isinstance(value, Container):
+        return None
+    if isinstance(index, str):
+        return dict(value.keys or ()).get(index)
+    items = value.items or ()
+    return items[index] if -len(items) <= index < len(items) else None
+
+
+def _join_containers(a: Value, b: Value) -> Value:
+    """Position by position where both are containers of the same shape, else the plain kind."""
+    if isinstance(a, Container) and isinstance(b, Container):
+        if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+            return container(items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
+        if a.keys is not None and b.keys is not None and [k for k, _ in a.keys] == [k for k, _ in b.keys]:
+            return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)))
+    return TENSORS if TENSORS in (a, b) else OTHER
+
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
 
 
@@ -88,6 +124,10 @@ def join(a: Value, b: Value) -> Value:
     """What a value may be after two paths meet (branches, call sites, returns): the more
     tensor-like of the two; a tensor or None is an optional tensor; two kinds of Python value are
     a Python value (numbers stay numbers)."""
+    if isinstance(a, Container) or isinstance(b, Container):
+        if (a in (TENSORS, OTHER)) and (b in (TENSORS, OTHER)):
+            return _join_containers(a, b)
+        a, b = (Kind(a.name) if isinstance(a, Container) else a), (Kind(b.name) if isinstance(b, Container) else b)
     if a == b:
         # A mask and a tensor of another dtype: a tensor.
         return a if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name else TENSOR

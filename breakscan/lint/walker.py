@@ -305,6 +305,10 @@ class RegionWalker(cst.CSTVisitor):
             return self._call_value(node)
         if isinstance(node, cst.Subscript):
             base = self.value(node.value)
+            index = _constant_index(node)
+            held = v.item(base, index) if index is not None else None
+            if held is not None:
+                return held
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.MASK if v.is_mask(base) else v.TENSOR
             if base == v.SHAPE:
@@ -354,9 +358,15 @@ class RegionWalker(cst.CSTVisitor):
             return v.join(self.value(node.body), self.value(node.orelse))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             kinds = [self.value(e.value) for e in node.elements]
+            if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return v.container(items=tuple(kinds))
             return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
         if isinstance(node, cst.Dict):
             kinds = [self.value(e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+            keys = [e.key.evaluated_value if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                    else None for e in node.elements]
+            if all(isinstance(key, str) for key in keys):
+                return v.container(keys=tuple(zip(keys, kinds)))
             return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             return v.TENSORS if self.value(node.elt) in (v.TENSOR, v.TENSORS) else v.OTHER
@@ -527,6 +537,9 @@ class RegionWalker(cst.CSTVisitor):
                     self.bind(element.value, self.value(elements[position].value), elements[position].value)
                 elif returned is not None:
                     self.bind(element.value, returned[position])
+                elif isinstance(value, v.Container) and value.items is not None and len(value.items) == len(
+                        target.elements) and not isinstance(element, cst.StarredElement):
+                    self.bind(element.value, value.items[position])
                 else:
                     self.bind(element.value, self._element_of(value))
         elif isinstance(target, cst.StarredElement):
@@ -562,6 +575,8 @@ class RegionWalker(cst.CSTVisitor):
 
     @staticmethod
     def _element_of(value: v.Value) -> v.Value:
+        if isinstance(value, v.Container) and value.items:
+            return functools.reduce(v.join, value.items)
         if value in (v.TENSOR, v.TENSORS):
             return v.TENSOR
         return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
@@ -783,7 +798,15 @@ class RegionWalker(cst.CSTVisitor):
     def _after_assign(self, node: cst.Assign) -> None:
         kind = self.value(node.value)
         for target in node.targets:
+            if isinstance(target.target, cst.Subscript):  # `d["n"] = t`: what it holds there is no longer known
+                self._forget_items(target.target.value, kind)
             self.bind(target.target, kind, node.value)
+
+    def _forget_items(self, holder: cst.BaseExpression, added: v.Value) -> None:
+        """A list or dict built here was changed in place: it holds what it held, or `added`."""
+        if isinstance(holder, cst.Name) and isinstance(self.bindings.get(holder.value), v.Container):
+            held = self.bindings[holder.value]
+            self._set(holder.value, v.TENSORS if v.TENSORS in (held, added) or added == v.TENSOR else v.OTHER)
 
     def _after_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -848,6 +871,10 @@ class RegionWalker(cst.CSTVisitor):
                                               order=next(self.events)))
 
     def _after_call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
+            added = functools.reduce(v.join, [self.value(a.value) for a in node.args], v.OTHER)
+            self._forget_items(func.value, added)
         callee = self.project.resolve_call(self, node)
         if callee is None:
             return
@@ -873,6 +900,25 @@ def _all_bool_literals(node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.List, cst.Tuple)):
         return bool(node.elements) and all(_all_bool_literals(e.value) for e in node.elements)
     return False
+
+
+# Methods that change a list or dict in place.
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__", "pop", "remove",
+                               "clear", "sort", "reverse", "popitem"})
+
+
+def _constant_index(node: cst.Subscript) -> int | str | None:
+    """`t[1]`, `t[-1]`, `d["key"]`: the one constant index of a subscript, else None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    if isinstance(index, cst.SimpleString) and isinstance(index.evaluated_value, str):
+        return index.evaluated_value
+    negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+    number = index.expression if negative and isinstance(index, cst.UnaryOperation) else index
+    if isinstance(number, cst.Integer):
+        return -int(number.value) if negative else int(number.value)
+    return None
 
 
 def _slices(node: cst.Subscript) -> bool:
