@@ -78,6 +78,19 @@ class UnsupportedContextManager(Rule):
                     noise = torch.randn(8)
                 return y + noise
         """),
+        Example("""
+            import threading
+            import torch
+
+            CACHE_LOCK = threading.Lock()
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                with CACHE_LOCK:  # break
+                    z = y + 1
+                return z
+        """),
     )
     valid = (
         Example("""
@@ -124,9 +137,15 @@ class UnsupportedContextManager(Rule):
             manager = item.item
             if isinstance(manager, cst.Call) and ctx.qualname(manager.func) in UNSUPPORTED_FACTORIES:
                 ctx.report(self, manager)
-            elif _is_lock(ctx.value(manager)):
+            elif _is_lock(ctx.value(manager)) or _module_level_lock(manager, ctx):
                 ctx.report(self, manager)
 
 
 def _is_lock(value) -> bool:
     return isinstance(value, v.ModuleValue) and bool(value.classes) and value.classes <= LOCK_CLASSES
+
+
+def _module_level_lock(manager: cst.BaseExpression, ctx) -> bool:
+    """`LOCK = threading.Lock()` at module level, entered as `with LOCK:` (no local of that name)."""
+    return (isinstance(manager, cst.Name) and ctx.qualname(manager) is not None
+            and ctx.module.assignments.get(manager.value) in LOCK_CLASSES)

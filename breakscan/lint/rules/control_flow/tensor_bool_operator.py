@@ -7,6 +7,9 @@ import libcst as cst
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.scalars import holds_tensor_data
 
+BUILT_MESSAGE = ("an `assert` on a tensor whose message is built at run time needs the tensor's truth: the graph "
+                 "breaks here (with no message or a constant one it stays a runtime check)")
+
 
 class TensorBoolOperator(Rule):
     id = "BS204"
@@ -18,7 +21,8 @@ class TensorBoolOperator(Rule):
     ## What it does
     Flags `and`, `or` and `not` applied to tensor data outside the test of an `if`, `while` or
     conditional expression (those are BS201, BS202, BS203): `ok = x.isfinite().all() and flag`,
-    `done = not mask.any()`, `assert x.min() >= 0 and x.max() <= 1`.
+    `done = not mask.any()`, `assert x.min() >= 0 and x.max() <= 1`, and an `assert` on a tensor
+    whose message is built at run time (`assert ok.all(), f"..."`).
     `mask is not None and mask.any()` is fine: only the operands before the last one are tested.
 
     ## Why is this bad?
@@ -26,7 +30,8 @@ class TensorBoolOperator(Rule):
     a tensor, TorchDynamo cannot know that truth value while tracing: it breaks the graph
     (GB0170 "Data-dependent branching"); for `not t` it cannot even resume and runs the rest of
     the function eagerly (GB0033). In an `assert` only the last test becomes a runtime check:
-    `and`/`or` inside it break.
+    `and`/`or` inside it break, and so does a tensor test whose message is built at run time
+    (`assert x.min() >= 0, f"negative input {x.shape}"`); a constant message is fine.
 
     ## Example
     ```python
@@ -81,6 +86,15 @@ class TensorBoolOperator(Rule):
 
             @torch.compile
             def fn(x):
+                x = x.abs()
+                assert x.min() >= 0, f"negative input of shape {x.shape}"  # break
+                return x * 2
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
                 x = x + 1
                 ok = ratio(x) > 0 and x.shape[0] > 1  # break
                 return x * 2, ok
@@ -120,10 +134,14 @@ class TensorBoolOperator(Rule):
         self._claim(node.test)
 
     def on_Assert(self, node: cst.Assert, ctx) -> None:
-        # Each operand is a jump; only a plain last one, into the AssertionError, becomes a runtime assert.
+        # Each operand is a jump; only a plain last one, into the AssertionError, becomes a runtime
+        # assert, and only with no message or a constant one: one built at run time (an f-string)
+        # makes the test a jump again.
         self._claim(node.test)
         if _tests_tensor(node.test, ctx):
             ctx.report(self, node.test)
+        elif node.msg is not None and not _constant_text(node.msg) and holds_tensor_data(node.test, ctx):
+            ctx.report(self, node.test, BUILT_MESSAGE)
 
     def on_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
         self._check_value(node, ctx)
@@ -153,6 +171,12 @@ def _tests_tensor(node: cst.BaseExpression, ctx) -> bool:
     operands = list(_operands(node))
     return any((negated or position < len(operands) - 1) and holds_tensor_data(operand, ctx)
                for position, (operand, negated) in enumerate(operands))
+
+
+def _constant_text(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return True
+    return isinstance(node, cst.ConcatenatedString) and _constant_text(node.left) and _constant_text(node.right)
 
 
 def _operands(node: cst.BaseExpression, negated: bool = False) -> Iterator[tuple[cst.BaseExpression, bool]]:
