@@ -3,6 +3,8 @@ names of parameters, as value kinds."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from breakscan.lint import values as v
@@ -13,6 +15,8 @@ COUNT_NAMES = frozenset({"n", "i", "j", "k", "step", "steps", "dim", "size", "nu
 def annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
     """The kind an annotation declares; None when it says nothing (`Any`, `object`)."""
     text = cst.Module(body=[]).code_for_node(annotation)
+    if "Tensor" in text and _CONTAINER.match(text):
+        return v.TENSORS  # `Dict[str, Tensor]`, `Optional[List[torch.Tensor]]`, `tuple[Tensor, ...] | None`
     if "Tensor" in text:
         if "Optional" in text or "None" in text:
             return v.MAYBE_TENSOR
@@ -22,6 +26,10 @@ def annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
     return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...
 
 
+# An annotation whose outer type is a container (possibly optional).
+_CONTAINER = re.compile(r"^(?:(?:typing\.)?Optional\[)?(?:typing\.|collections\.abc\.)?"
+                        r"(?:Dict|dict|List|list|Tuple|tuple|Sequence|Mapping|MutableMapping|Iterable|Set|set"
+                        r"|FrozenSet|frozenset|OrderedDict)\b")
 _ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}
 
 

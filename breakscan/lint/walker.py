@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.declared import annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
@@ -776,7 +777,7 @@ class RegionWalker(cst.CSTVisitor):
         result = self.result
         returned = (result.returns, result.return_items, result.passthrough, result._returns_seen)
         for parameter in _all_params(node.params):
-            self._set(parameter.name.value, v.TENSOR)
+            self._set(parameter.name.value, _local_parameter_kind(parameter))
         self.walk(node.body)
         # Its `return`s are its own, not what the enclosing function returns.
         result.returns, result.return_items, result.passthrough, result._returns_seen = returned
@@ -787,7 +788,7 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_lambda(self, node: cst.Lambda) -> bool:
         outer = dict(self.bindings)  # its parameters are its own
         for parameter in _all_params(node.params):
-            self._set(parameter.name.value, v.TENSOR)
+            self._set(parameter.name.value, _local_parameter_kind(parameter))
         self.walk(node.body)
         self._replace_bindings(outer)
         return False
@@ -1007,6 +1008,17 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
         if walker.qualname(test.func) == "builtins.callable":
             return {test.args[0].value.value: v.OTHER}, {}
     return {}, {}
+
+
+def _local_parameter_kind(parameter: cst.Param) -> v.Value:
+    """A closure's or lambda's parameter: what its annotation or default says, else unknown (it
+    takes whatever its caller passes, a hook's module and kwargs as much as a tensor)."""
+    if parameter.annotation is not None:
+        declared = annotation_kind(parameter.annotation.annotation)
+        if declared is not None:
+            return declared
+    literal = v.literal_kind(parameter.default) if parameter.default is not None else None
+    return literal or v.UNKNOWN
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.scalars import holds_tensor_data
 
@@ -14,7 +15,7 @@ class TensorContains(Rule):
     ## What it does
     Flags `value in t` and `value not in t` where `t` is a tensor, in code that runs under
     `torch.compile`. `value in x.shape`, `value in (a, b)` and `x in mapping` are Python
-    containers and are fine.
+    containers and are fine, and so is `"key" in batch`: a tensor never holds a string.
 
     ## Why is this bad?
     `Tensor.__contains__` computes `(t == value).any()` and turns it into a Python bool with
@@ -59,5 +60,6 @@ class TensorContains(Rule):
     def on_Comparison(self, node: cst.Comparison, ctx) -> None:
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
             container = node.comparisons[0].comparator
-            if holds_tensor_data(container, ctx):
+            # A tensor never holds a string: `"y" in batch` asks a dict-like object.
+            if holds_tensor_data(container, ctx) and ctx.value(node.left) != v.STR:
                 ctx.report(self, node)
