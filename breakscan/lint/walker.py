@@ -668,7 +668,8 @@ class RegionWalker(cst.CSTVisitor):
         self._memo.clear()
 
     def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
-        """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards)."""
+        """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards, a literal
+        `True`/`False`, `TYPE_CHECKING`): only that branch is traced."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.compile_time_truth(test.expression)
             return None if inner is None else not inner
@@ -677,6 +678,10 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(test.operator, cst.And):
                 return False if False in (left, right) else (True if left and right else None)
             return True if True in (left, right) else (False if left is False and right is False else None)
+        if isinstance(test, cst.Name) and test.value in ("True", "False"):
+            return test.value == "True"
+        if self.qualname(test) == "typing.TYPE_CHECKING":
+            return False
         if isinstance(test, cst.Call) and not test.args:
             last = (dotted_name(test.func) or "").rsplit(".", 1)[-1]
             if last in TRACING_GUARDS:

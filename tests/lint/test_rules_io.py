@@ -100,3 +100,17 @@ def test_warnings_in_branches_are_warnings_that_say_when_they_break(tmp_path):
                      (12, "BS403", "error")}  # a branch always taken under torch.compile is not conditional
     conditional = [f for f in lint_source(tmp_path, source).findings if f.severity == "warning"]
     assert all("whenever that branch runs" in f.message for f in conditional)
+
+
+def test_a_branch_settled_by_a_constant_test_is_the_only_one_walked(tmp_path):
+    body = """
+    if False:
+        print(x)
+    if TYPE_CHECKING:
+        logger.info('typing only')
+    if not True:
+        logger.info('never')
+    return x
+    """
+    header = HEADER.replace("import sys\n", "import sys\nfrom typing import TYPE_CHECKING\n")
+    assert findings(tmp_path, body, header) == set()
