@@ -107,16 +107,17 @@ class _ParseCache:
 
     The cached trees are most of the process's objects, and Python's full garbage collections,
     which visit every object, come about each time a quarter of the heap is new: they cost a third
-    of a lint. So the cache keeps what it holds out of them (`gc.freeze`) and collects only once it
-    has dropped as many lines as it keeps: an entry's index refers to its tree in reference cycles,
-    so a dropped entry waits for a collection."""
+    of a lint. So what a unit leaves alive is kept out of them (`gc.freeze`) once the unit is done
+    and its own garbage collected (`settle`). Nothing cached is in a reference cycle (an index
+    links back to itself weakly), so a dropped entry is freed as soon as no unit uses it, without
+    a collection of the whole heap.
+    """
 
     def __init__(self, max_lines: int):
         self.max_lines = max_lines
         self._entries: OrderedDict[str, tuple[_Parsed, int]] = OrderedDict()  # least recently used first
         self._requests: Counter[str] = Counter()  # by path, dropped entries' included
         self._lines = 0
-        self._dropped_lines = 0
 
     def get(self, path: str, data: bytes) -> _Parsed | None:
         self._requests[path] += 1
@@ -129,26 +130,23 @@ class _ParseCache:
     def put(self, parsed: _Parsed) -> None:
         old = self._entries.pop(parsed.path, None)
         if old is not None:
-            self._drop(old[1])
+            self._lines -= old[1]
         lines = parsed.text.count("\n") + 1
         self._entries[parsed.path] = (parsed, lines)
         self._lines += lines
         while self._lines > self.max_lines and len(self._entries) > 1:
             older = itertools.islice(self._entries, len(self._entries) - 1)  # not the one just put
-            self._drop(self._entries.pop(min(older, key=self._requests.__getitem__))[1])
-        if self._dropped_lines > self.max_lines:
-            gc.unfreeze()
-            gc.collect()
-            self._dropped_lines = 0
+            self._lines -= self._entries.pop(min(older, key=self._requests.__getitem__))[1]
+
+    @staticmethod
+    def settle() -> None:
+        """After a unit: collect its garbage (a walk of what it created, the frozen rest is not
+        visited), then freeze what survives, the trees it parsed among them."""
+        gc.collect()
         gc.freeze()
 
-    def _drop(self, lines: int) -> None:
-        self._lines -= lines
-        self._dropped_lines += lines
 
-
-# Lines kept per process (about 400 MB, and at most as much again dropped and awaiting
-# collection). Each `--jobs` worker keeps a whole cache: splitting it made the workers re-parse
+# Lines kept per process (about 400 MB). Each `--jobs` worker keeps a whole cache: splitting it made the workers re-parse
 # the hub modules they share (on torch's sources, --jobs 2 went from 1.56x to 1.74x faster).
 PARSE_CACHE_LINES = 60_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
@@ -162,6 +160,7 @@ class Unit:
         self.files = files
         self.settings = settings
         self.parsed: dict[str, _Parsed] = {}
+        self._modules: dict[str, ModuleIndex | None] = {}
         # Files of installed packages reached by following calls: path -> package.
         self.libraries: dict[str, str] = {}
         self.result = UnitResult()
@@ -175,6 +174,7 @@ class Unit:
         finally:
             threading.stack_size(old_size)
         thread.join()
+        _parse_cache.settle()
         return outcome[0]
 
     def _run_guarded(self) -> UnitResult:
@@ -261,6 +261,13 @@ class Unit:
         return parsed
 
     def _load_module(self, name: str) -> ModuleIndex | None:
+        """The index of module `name`, looked up once per unit: the walker asks for the same
+        names again and again (for every call it resolves)."""
+        if name not in self._modules:
+            self._modules[name] = self._find_module(name)
+        return self._modules[name]
+
+    def _find_module(self, name: str) -> ModuleIndex | None:
         located = self.files.locate(name, self.path)
         if located is None:
             self.result.absent.update(self.files.resolver.probed(name, self.path))

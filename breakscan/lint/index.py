@@ -6,7 +6,9 @@ region walker, which visits only the functions that run under `torch.compile`.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, overload
 
 import libcst as cst
 
@@ -33,10 +35,34 @@ MODULE_BASES = frozenset(
 # Parameter containers are modules too, but hold no `forward` of interest.
 NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
+_Target = TypeVar("_Target")
+
+
+class _WeakLink(Generic[_Target]):
+    """A dataclass field holding its object weakly. A module's index holds its functions and
+    classes, so their link back to the index, held strongly, would make every index a reference
+    cycle that only a full garbage collection frees (of the whole heap, parse cache included);
+    held weakly, an index and its tree go as soon as the last unit using them lets go."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_link"
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Any: ...
+    @overload
+    def __get__(self, instance: object, owner: type) -> _Target: ...
+    def __get__(self, instance: object | None, owner: type) -> Any:
+        if instance is None:
+            raise AttributeError  # no default: the field stays a required argument
+        return getattr(instance, self._slot)()
+
+    def __set__(self, instance: object, value: _Target) -> None:
+        setattr(instance, self._slot, weakref.ref(value))
+
 
 @dataclass
 class FunctionInfo:
-    module: "ModuleIndex"
+    module: "_WeakLink[ModuleIndex]" = _WeakLink()
     qualname: str  # "Model.forward", "helper"
     node: cst.FunctionDef
     top_statement: cst.CSTNode  # the module-level statement holding it, for positions
@@ -86,7 +112,7 @@ class FunctionInfo:
 
 @dataclass
 class ClassInfo:
-    module: "ModuleIndex"
+    module: "_WeakLink[ModuleIndex]" = _WeakLink()
     name: str
     node: cst.ClassDef
     bases: tuple[str, ...]

@@ -7,6 +7,7 @@ node of that libcst type inside code that runs under `torch.compile`, and the ru
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -60,7 +61,13 @@ class Rule:
 
     def handlers(self) -> dict[str, object]:
         """`{"Call": bound on_Call, ...}` for the walker's dispatch table."""
-        return {name[3:]: getattr(self, name) for name in dir(type(self)) if name.startswith("on_")}
+        return {name[3:]: getattr(self, name) for name in self._handler_names()}
+
+    @classmethod
+    @functools.cache
+    def _handler_names(cls) -> tuple[str, ...]:
+        """Found once per class: the walker asks for a fresh set of handlers for every function."""
+        return tuple(name for name in dir(cls) if name.startswith("on_"))
 
     @classmethod
     def documentation(cls) -> str:
