@@ -221,7 +221,7 @@ def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
         return
     from breakscan.fixes import attach_fixes
 
-    report.findings = attach_fixes(report.findings, report.targets)
+    report.findings = attach_fixes(report.findings, report.targets, suggested=True)
 
 
 def _entry_target(args: argparse.Namespace, config: Config) -> tuple[str, str]:

@@ -6,19 +6,21 @@ Works on source text only: it never imports torch or the user's code.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import libcst as cst
 
 from breakscan.fixes.refactor import suggest
 from breakscan.fixes.source import SourceModule
-from breakscan.model import Finding, TargetResult
+from breakscan.lint.rules import rule_by_id
+from breakscan.model import Finding, Fix, TargetResult
 
-__all__ = ["attach_fixes"]
+__all__ = ["attach_fixes", "with_fix"]
 
 _log = logging.getLogger(__name__)
 
@@ -42,29 +44,50 @@ def _observed(targets: Sequence[TargetResult]) -> dict[tuple[str, int], tuple[st
     return seen
 
 
-def attach_fixes(findings: list[Finding], targets: Sequence[TargetResult] = ()) -> list[Finding]:
-    """The findings, in order, each with a suggested refactor where one applies (else as they
-    came, keeping the rule's generic hint). Each file is read and parsed once.
+def with_fix(finding: Finding, source: Callable[[str], SourceModule | None],
+             gb_ids: tuple[str, ...] | None = None) -> Finding:
+    """The finding with a suggested refactor where one applies (else as it came). `source(path)`
+    gives the file to write it against; `gb_ids`, the break TorchDynamo reported at its line,
+    choose the suggestion instead of every id the rule may predict."""
+    # A construct in an installed library is fixed at the user's call into it.
+    reached = finding.library.reached_from if finding.library else None
+    if not reached and finding.library:
+        return finding
+    src = source(reached.path if reached else finding.path)
+    if src is None:
+        return finding
+    try:
+        fix = suggest(src, replace(finding, gb_ids=gb_ids) if gb_ids else finding)
+    except Exception:  # noqa: BLE001 - a suggester's bug costs one suggestion, never the report
+        _log.debug("no fix for %s:%s", finding.path, finding.line, exc_info=True)
+        return finding
+    return replace(finding, fix=fix) if fix is not None else finding
+
+
+def attach_fixes(findings: list[Finding], targets: Sequence[TargetResult] = (), *,
+                 suggested: bool = False) -> list[Finding]:
+    """The findings, in order, each with a suggested refactor where one applies (else keeping
+    the rule's generic hint). Each file is read and parsed once.
 
     With the confirmed `targets`, a finding's suggestion is chosen by the break TorchDynamo really
     reported at its line rather than by every id its rule may predict (a `.tolist()` of floats
-    and one of ints need different fixes)."""
+    and one of ints need different fixes). `suggested`: the findings come from the lint, which
+    wrote each one's suggestion where it parsed the file, so only breaks no rule predicted and
+    findings where a target broke are looked at again."""
     observed = _observed(targets)
-    sources: dict[str, SourceModule | None] = {}
+    sources = functools.cache(_load)
     result = []
     for finding in findings:
-        # A construct in an installed library is fixed at the user's call into it.
-        reached = finding.library.reached_from if finding.library else None
-        path = reached.path if reached else finding.path
-        if path not in sources:
-            sources[path] = _load(path)
-        src = sources[path]
         evidence = observed.get((os.path.realpath(finding.path), finding.line))
-        fix = None
-        if src is not None and (reached or not finding.library):
-            try:
-                fix = suggest(src, replace(finding, gb_ids=evidence) if evidence else finding)
-            except Exception:  # noqa: BLE001 - a suggester's bug costs one suggestion, never the report
-                _log.debug("no fix for %s:%s", finding.path, finding.line, exc_info=True)
-        result.append(replace(finding, fix=fix) if fix is not None else finding)
+        if evidence and suggested:
+            finding = with_fix(_unsuggested(finding), sources, evidence)
+        elif not suggested or finding.status == "dynamic-only":
+            finding = with_fix(finding, sources, evidence)
+        result.append(finding)
     return result
+
+
+def _unsuggested(finding: Finding) -> Finding:
+    """The finding with its rule's generic hint again in place of the lint's suggestion."""
+    rule = rule_by_id(finding.rule)
+    return replace(finding, fix=Fix(rule.fix_hint)) if rule is not None else finding

@@ -8,74 +8,60 @@ both.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from breakscan.lint.names import import_bindings
+from breakscan.lint.positions import ModulePositions
 from breakscan.model import Span
 
 
 class SourceModule:
     """Positions and parents are resolved per top-level statement, only for the statements a
-    lookup touches: a big file with one finding costs little more than its parse."""
+    lookup touches: a big file with one finding costs little more than its parse. Built on the
+    lint's own parse of the file (its tree and positions) when there is one."""
 
-    def __init__(self, path: str, text: str):
+    def __init__(self, path: str, text: str, module: cst.Module | None = None,
+                 positions: ModulePositions | None = None):
         self.path = path
         self.text = text
         self.lines = text.splitlines(keepends=True)
-        self.module = cst.parse_module(text)
-        self._positions: dict[cst.CSTNode, Span] = {}
-        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._indexes: dict[int, tuple[list[tuple[int, int]], list[cst.CSTNode]]] = {}
-        # (first line, last line) of each top-level statement's text, leading comments included.
-        self._chunks: list[tuple[int, int]] = []
-        line = 1 + len(self.module.header)
-        for statement in self.module.body:
-            size = self.module.code_for_node(statement).count("\n")
-            self._chunks.append((line, line + max(size, 1) - 1))
-            line += size
+        self.module = module if module is not None else cst.parse_module(text)
+        self.positions = positions if positions is not None else ModulePositions(self.module, text)
 
     # -- positions ---------------------------------------------------------------------------
-    def _resolve(self, number: int) -> tuple[list[tuple[int, int]], list[cst.CSTNode]]:
-        """Positions and parents of one top-level statement's nodes, and its nodes by start."""
-        if number not in self._indexes:
-            statement = self.module.body[number]
-            alone = self.module.with_changes(body=[statement], header=[], footer=[])
-            wrapper = MetadataWrapper(alone, unsafe_skip_copy=True)
-            offset = self._chunks[number][0] - 1
-            for node, code_range in wrapper.resolve(PositionProvider).items():
-                self._positions[node] = Span(code_range.start.line + offset, code_range.start.column + 1,
-                                             code_range.end.line + offset, code_range.end.column + 1)
-            for node, parent in wrapper.resolve(ParentNodeProvider).items():
-                self._parents[node] = self.module if parent is alone else parent
-            nodes = sorted((n for n in wrapper.resolve(PositionProvider) if n is not alone), key=self._order)
-            self._indexes[number] = ([(self._positions[n].line, self._positions[n].column) for n in nodes], nodes)
-        return self._indexes[number]
-
-    def _order(self, node: cst.CSTNode) -> tuple:
-        """Source order, the outer of two nodes starting together first."""
-        span = self._positions[node]
-        return span.line, span.column, -span.end_line, -span.end_column
+    @cached_property
+    def _chunks(self) -> list[tuple[int, int]]:
+        """(first line, last line) of the text around each top-level statement, the lines between
+        two statements (comments, blank lines) in both: the statements a range of lines may hold
+        nodes of."""
+        lines = self.positions.statement_lines
+        if lines is None:  # all statements are resolved at once
+            return [(1, len(self.lines) + 1)] * len(self.module.body)
+        found = [lines[id(statement)] for statement in self.module.body]
+        ends = [0] + [statement.end for statement in found]
+        starts = [statement.first for statement in found[1:]] + [len(self.lines) + 2]
+        return [(end + 1, start - 1) for end, start in zip(ends, starts)]
 
     def span(self, node: cst.CSTNode) -> Span:
-        if node not in self._positions and node in self.module.body:
-            self._resolve(self.module.body.index(node))
-        return self._positions[node]
+        if node in self.module.body:
+            self.positions.resolve(node)
+        return self.positions.span(node)
 
     def nodes_in(self, span: Span, predicate: Callable[[cst.CSTNode], bool]) -> list[cst.CSTNode]:
         """Nodes starting inside `span` that satisfy `predicate`: an exact match of the span
         first, then outermost first in source order."""
         found = []
-        for number, (first, last) in enumerate(self._chunks):
+        resolved = set()
+        for statement, (first, last) in zip(self.module.body, self._chunks):
             if first <= span.end_line and span.line <= last:
-                starts, nodes = self._resolve(number)
-                low = bisect.bisect_left(starts, (span.line, span.column))
-                high = bisect.bisect_right(starts, (span.end_line, span.end_column - 1))
-                found += [node for node in nodes[low:high] if predicate(node)]
+                generated = self.positions.resolve(statement)
+                if id(generated) in resolved:  # the whole module, generated once
+                    continue
+                resolved.add(id(generated))
+                found += [node for node in generated.starting_in(span) if predicate(node)]
         return sorted(found, key=lambda node: self.span(node) != span)
 
     def first_in(self, span: Span, predicate: Callable[[cst.CSTNode], bool]) -> cst.CSTNode | None:
@@ -84,15 +70,15 @@ class SourceModule:
 
     # -- structure ---------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        if node not in self._parents and node in self.module.body:
-            self._resolve(self.module.body.index(node))
-        return self._parents.get(node)
+        if node in self.module.body:
+            self.positions.resolve(node)
+        return self.positions.parent(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self._parents.get(node)
+        current = self.positions.parent(node)
         while current is not None:
             yield current
-            current = self._parents.get(current)
+            current = self.positions.parent(current)
 
     def enclosing(self, node: cst.CSTNode, kind: type | tuple[type, ...]) -> cst.CSTNode | None:
         return next((a for a in self.ancestors(node) if isinstance(a, kind)), None)

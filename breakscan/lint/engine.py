@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from breakscan.fixes import with_fix
+from breakscan.fixes.source import SourceModule
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
 from breakscan.lint.positions import ModulePositions
@@ -223,17 +225,22 @@ class Unit:
         for caller, call in (site for along in calls.values() for site in along):
             wanted.setdefault(caller.module.path, []).append((call, caller.top_statement))
         spans = {path: self.parsed[path].positions.locate(nodes) for path, nodes in wanted.items()}
+        sources = functools.cache(self._source)
         for path, items in raw.items():
             for finding, key in items:
                 rule = finding.rule
                 sites = tuple(Frame(caller.module.path, spans[caller.module.path][id(call)].line, caller.qualname)
                               for caller, call in calls[key])
-                self.result.findings.append(
-                    Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
-                            message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
-                            chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
-                            library=self._library_site(path, sites), kinds=finding.kinds)
-                )
+                found = Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
+                                message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
+                                chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
+                                library=self._library_site(path, sites), kinds=finding.kinds)
+                self.result.findings.append(with_fix(found, sources))
+
+    def _source(self, path: str) -> SourceModule | None:
+        """A file this unit parsed, for the fix suggesters: its tree and positions, shared."""
+        parsed = self.parsed.get(path)
+        return SourceModule(path, parsed.text, parsed.tree, parsed.positions) if parsed is not None else None
 
     def _library_site(self, path: str, sites: tuple[Frame, ...]) -> LibrarySite | None:
         package = self.libraries.get(path)

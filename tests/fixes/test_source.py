@@ -55,4 +55,4 @@ def test_lookups_resolve_only_the_statements_they_touch():
     src = SourceModule("t.py", TRICKY)
     (call,) = src.nodes_in(Span(12, 1, 12, 20), lambda n: isinstance(n, cst.Return))
     assert src.function(call).name.value == "f"
-    assert len(src._indexes) == 1
+    assert len(src.positions._generated) == 1

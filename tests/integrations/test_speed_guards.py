@@ -1,6 +1,7 @@
 """Start-up guards: the lint-only paths never import torch (about 2 s on its own)."""
 
 import asyncio
+import json
 import shlex
 import subprocess
 import sys
@@ -46,3 +47,44 @@ def test_language_server_never_imports_torch(tmp_path):
     modules = imported_modules(log.read_text())
     assert {"pygls", "breakscan.lsp.server", "breakscan.lint.engine"} <= modules
     assert not [m for m in modules if is_torch(m)]
+
+
+def _check_json(paths: list[str], capsys, *options: str) -> str:
+    from breakscan.cli import main
+
+    capsys.readouterr()
+    assert main(["check", "--static", "--jobs", "1", "--format", "json", *options, *paths]) == 1
+    return capsys.readouterr().out
+
+
+def test_each_file_is_parsed_once_for_the_lint_and_its_fixes_and_the_cache_holds_the_fixes(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """One libcst parse per file per run, shared by the lint and the fix suggesters; a warm cache
+    answers with the fixes and parses nothing."""
+    import libcst
+
+    model = tmp_path / "model.py"
+    model.write_text((ROOT / "examples" / "model.py").read_text())
+    helper = tmp_path / "helper.py"  # reached from the model: parsed by the model's unit, linted by its own
+    helper.write_text("def log_it(x):\n    print(x)\n    return x\n")
+    model.write_text(model.read_text() + "\n\nfrom helper import log_it\n\n\nclass Wrapped(torch.nn.Module):\n"
+                     "    def forward(self, x):\n        return log_it(x)\n\n\ncompiled = torch.compile(Wrapped())\n")
+    parsed: list[str] = []
+    real_parse = libcst.parse_module
+
+    def counting_parse(source, *args, **kwargs):
+        parsed.append(source)
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting_parse)
+    monkeypatch.setenv("BREAKSCAN_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(model), str(helper)]
+    cold = _check_json(paths, capsys)
+    findings = json.loads(cold)["findings"]
+    assert {f["path"] for f in findings} == set(paths) and any(f["fix"]["edits"] for f in findings)
+    assert sorted(parsed) == sorted([model.read_text(), helper.read_text()])
+    parsed.clear()
+    assert _check_json(paths, capsys) == cold
+    assert parsed == []
+    assert "+    total = scores.sum()\n" in _check_json(paths, capsys, "--format", "text")  # a fix's diff, from the cache
+    assert parsed == []
