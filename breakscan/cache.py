@@ -60,7 +60,7 @@ class LintCache:
         key = id(settings), id(files)
         if key not in self._fingerprints:
             description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots,
-                                settings.unreachable, settings.dynamo, sorted(files.by_module.items()), files.resolver.src_roots,
+                                settings.unreachable, settings.dynamo, settings.fixes, sorted(files.by_module.items()), files.resolver.src_roots,
                                 files.resolver.follow))
             self._fingerprints[key] = description.encode()
         return self._fingerprints[key]

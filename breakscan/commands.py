@@ -148,7 +148,7 @@ def _lint_stdin(name: str, config: Config, args: argparse.Namespace):
     config = replace(config, select=args.select or config.select, ignore=args.ignore + config.ignore,
                      unreachable=args.unreachable or config.unreachable)
     linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
-    return lint_buffer(name, {name: text}, config)
+    return lint_buffer(name, {name: text}, config, fixes=_shows_fixes(args))
 
 
 def check_command(args: argparse.Namespace) -> int:
@@ -196,7 +196,8 @@ def check_command(args: argparse.Namespace) -> int:
 
                 on_file = display.enter_context(ScanProgress(terminal())).on_file
             outcome = lint_paths(paths, config, select=args.select, ignore=args.ignore, jobs=args.jobs,
-                                 cache=cache, unreachable=args.unreachable, follow=args.follow, on_file=on_file)
+                                 cache=cache, unreachable=args.unreachable, follow=args.follow, on_file=on_file,
+                                 fixes=_shows_fixes(args))
     remember_code(outcome.files)
     report = Report(version=__version__, files=len(outcome.files), findings=outcome.findings,
                     errors=outcome.errors, unused_suppressions=outcome.unused_suppressions,
@@ -215,9 +216,15 @@ def check_command(args: argparse.Namespace) -> int:
     return code
 
 
+def _shows_fixes(args: argparse.Namespace) -> bool:
+    """Whether the report shows or applies suggested refactors (the lint then writes them)."""
+    return args.format not in ("concise", "github")
+
+
 def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
-    """Refactors written against the user's lines, for the formats that show or apply them."""
-    if args.format in ("concise", "github") or not report.findings:
+    """The refactors that depend on what TorchDynamo saw, for the formats that show or apply them
+    (the lint wrote the others)."""
+    if not _shows_fixes(args) or not report.findings:
         return
     from breakscan.fixes import attach_fixes
 
@@ -317,7 +324,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     # The script is linted too, so each break it hits is either confirmed or missed by the lint.
     config = _config(None, script)
-    outcome = lint_paths([script], config, jobs=1)
+    outcome = lint_paths([script], config, jobs=1, fixes=_shows_fixes(args))
     targets = run_script(script, script_args, device=args.device, timeout=args.timeout, module=args.module,
                          src_roots=config.src_roots, memory_limit=memory_limit(args))
     report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,

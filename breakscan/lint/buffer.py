@@ -28,13 +28,15 @@ class _BufferUnit(Unit):
         return Source(path, text, data)
 
 
-def lint_buffer(path: str, buffers: dict[str, str], config: Config, files: FileSet | None = None) -> LintOutcome:
+def lint_buffer(path: str, buffers: dict[str, str], config: Config, files: FileSet | None = None, *,
+                fixes: bool = False) -> LintOutcome:
     """Lint `buffers[path]` as the content of `path`. Calls into the project's other files are
-    followed wherever they are on disk; `files`, when given, says how imports resolve."""
+    followed wherever they are on disk; `files`, when given, says how imports resolve; `fixes`:
+    each finding comes with its suggested refactor."""
     if files is None or path not in files.paths:
         files = FileSet([*(files.paths if files else ()), path],
                         files.resolver if files is not None else module_resolver(config))
-    settings = lint_settings(config)
+    settings = lint_settings(config, fixes=fixes)
     outcome = LintOutcome(files=[path], rule_ids=tuple(rule.id for rule in settings.rules))
     merge_units(outcome, [(path, _BufferUnit(path, files, settings, buffers).run())], config)
     return outcome

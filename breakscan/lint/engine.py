@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import io
 import itertools
 import os
 import re
 import sys
 import threading
+import tokenize
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
@@ -35,6 +37,7 @@ from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
+_TARGETS_NAME = "BREAKSCAN_TARGETS"
 # Deeply nested code recurses deeply in libcst's Python visitors: give them room in a worker thread.
 _STACK_BYTES = 256 * 1024 * 1024
 _RECURSION_LIMIT = 60_000
@@ -48,6 +51,9 @@ class LintSettings:
     unreachable: bool = False
     # TorchDynamo settings the project's config declares (`[tool.breakscan.dynamo]`).
     dynamo: DynamoSettings = NO_SETTINGS
+    # Write each finding's suggested refactor, on the unit's own parse of the file (the reports
+    # that show them); an editor asks for them only when the user wants a code action.
+    fixes: bool = False
 
 
 @dataclass
@@ -148,9 +154,12 @@ class _ParseCache:
         gc.freeze()
 
 
-# Lines kept per process (about 400 MB). Each `--jobs` worker keeps a whole cache: splitting it made the workers re-parse
-# the hub modules they share (on torch's sources, --jobs 2 went from 1.56x to 1.74x faster).
-PARSE_CACHE_LINES = 60_000
+# Lines kept per process (about 200 MB). A process's peak memory is set less by it than by the
+# largest unit, which holds every file it reached (on torch's sources, a test file reaching 22
+# modules, 50,000 lines): at 15,000 / 25,000 / 40,000 lines, one process peaked at 570 / 550 / 539 MB
+# and took 119 / 82 / 79 s, the smallest re-parsing the hub modules. Each `--jobs` worker keeps a
+# whole cache: splitting it made the workers re-parse the hubs they share.
+PARSE_CACHE_LINES = 40_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
 
 
@@ -200,7 +209,7 @@ class Unit:
             return
         self.result.dependencies[self.path] = source.data
         self.result.suppressions[self.path] = parse_suppressions(source.text)
-        if not (_ROOT_HINT.search(source.text) or self.settings.roots or self.settings.unreachable):
+        if not (_may_define_roots(source.text) or self.settings.roots or self.settings.unreachable):
             _check_syntax(self.path, source.text)
             return
         own = self._parse(self.path, source.text, source.data)
@@ -235,7 +244,7 @@ class Unit:
                                 message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
                                 chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
                                 library=self._library_site(path, sites), kinds=finding.kinds)
-                self.result.findings.append(with_fix(found, sources))
+                self.result.findings.append(with_fix(found, sources) if self.settings.fixes else found)
 
     def _source(self, path: str) -> SourceModule | None:
         """A file this unit parsed, for the fix suggesters: its tree and positions, shared."""
@@ -294,6 +303,27 @@ class Unit:
         self.result.dependencies[path] = source.data
         self.result.suppressions[path] = parse_suppressions(source.text)
         return parsed.index
+
+
+def _may_define_roots(text: str) -> bool:
+    """Whether the file's code (not only its strings and comments) has `def forward`, a name
+    `compile`, or names BREAKSCAN_TARGETS (which the index finds in the text). Docstrings and test
+    tables name torch.compile often, and a libcst parse is costly: torch's 28,000-line table of
+    test cases takes 6 s and 800 MB. Python's tokenizer reads up to the first such name; text it
+    cannot tokenize is parsed, for its error."""
+    if _TARGETS_NAME in text:
+        return True
+    if not _ROOT_HINT.search(text):
+        return False
+    previous = ""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and (token.string == "compile" or token.string == "forward" and previous == "def"):
+                return True
+            previous = token.string
+    except (tokenize.TokenError, SyntaxError):
+        return True
+    return False
 
 
 def _check_syntax(path: str, text: str) -> None:

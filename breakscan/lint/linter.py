@@ -37,10 +37,11 @@ class LintOutcome:
 
 def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
                jobs: int | None = None, cache=None, unreachable: bool = False, follow: bool = False,
-               on_file: FileDone | None = None) -> LintOutcome:
-    """`on_file(path, done, total)` hears of each file as it is linted (a progress display)."""
+               on_file: FileDone | None = None, fixes: bool = False) -> LintOutcome:
+    """`on_file(path, done, total)` hears of each file as it is linted (a progress display);
+    `fixes`: each finding comes with its suggested refactor."""
     collected = collect(paths, config.exclude)
-    settings = lint_settings(config, select, ignore, unreachable)
+    settings = lint_settings(config, select, ignore, unreachable, fixes)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
                           rule_ids=tuple(r.id for r in settings.rules))
     files = FileSet(collected.files, module_resolver(config, follow))
@@ -56,11 +57,11 @@ def module_resolver(config: Config, follow: bool = False) -> ModuleResolver:
 
 
 def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
-                  unreachable: bool = False) -> LintSettings:
+                  unreachable: bool = False, fixes: bool = False) -> LintSettings:
     """Command-line choices over the config's."""
     rules = tuple(select_rules(select or config.select, ignore + config.ignore))
     return LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable,
-                        dynamo=config.dynamo)
+                        dynamo=config.dynamo, fixes=fixes)
 
 
 def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache,

@@ -49,6 +49,21 @@ def test_language_server_never_imports_torch(tmp_path):
     assert not [m for m in modules if is_torch(m)]
 
 
+def _count_parses(monkeypatch) -> list[str]:
+    """The texts libcst parses from now on."""
+    import libcst
+
+    parsed: list[str] = []
+    real_parse = libcst.parse_module
+
+    def counting_parse(source, *args, **kwargs):
+        parsed.append(source)
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting_parse)
+    return parsed
+
+
 def _check_json(paths: list[str], capsys, *options: str) -> str:
     from breakscan.cli import main
 
@@ -61,22 +76,13 @@ def test_each_file_is_parsed_once_for_the_lint_and_its_fixes_and_the_cache_holds
                                                                                             capsys):
     """One libcst parse per file per run, shared by the lint and the fix suggesters; a warm cache
     answers with the fixes and parses nothing."""
-    import libcst
-
     model = tmp_path / "model.py"
     model.write_text((ROOT / "examples" / "model.py").read_text())
     helper = tmp_path / "helper.py"  # reached from the model: parsed by the model's unit, linted by its own
     helper.write_text("def log_it(x):\n    print(x)\n    return x\n")
     model.write_text(model.read_text() + "\n\nfrom helper import log_it\n\n\nclass Wrapped(torch.nn.Module):\n"
                      "    def forward(self, x):\n        return log_it(x)\n\n\ncompiled = torch.compile(Wrapped())\n")
-    parsed: list[str] = []
-    real_parse = libcst.parse_module
-
-    def counting_parse(source, *args, **kwargs):
-        parsed.append(source)
-        return real_parse(source, *args, **kwargs)
-
-    monkeypatch.setattr(libcst, "parse_module", counting_parse)
+    parsed = _count_parses(monkeypatch)
     monkeypatch.setenv("BREAKSCAN_CACHE_DIR", str(tmp_path / "cache"))
     paths = [str(model), str(helper)]
     cold = _check_json(paths, capsys)
@@ -88,3 +94,21 @@ def test_each_file_is_parsed_once_for_the_lint_and_its_fixes_and_the_cache_holds
     assert parsed == []
     assert "+    total = scores.sum()\n" in _check_json(paths, capsys, "--format", "text")  # a fix's diff, from the cache
     assert parsed == []
+
+
+def test_a_file_naming_compile_only_in_strings_and_comments_is_not_parsed(tmp_path, monkeypatch):
+    from breakscan.config import Config
+    from breakscan.lint.linter import lint_paths
+
+    documented = tmp_path / "documented.py"
+    documented.write_text('"""Works under torch.compile."""\n# compile-time constants below\n'
+                          'def forward_all(x):\n    return f"{x} def forward"\n')
+    broken = tmp_path / "broken.py"
+    broken.write_text('"""See torch.compile."""\ndef f(x) return x\n')
+    compiled = tmp_path / "compiled.py"
+    compiled.write_text("import torch\n\n\n@torch.compile\ndef fn(x):\n    print(x)\n    return x\n")
+    parsed = _count_parses(monkeypatch)
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    assert parsed == [compiled.read_text()]
+    assert [(f.path, f.rule) for f in outcome.findings] == [(str(compiled), "BS401")]
+    assert [(e.path, e.line) for e in outcome.errors] == [(str(broken), 2)]  # still checked, by `ast`
