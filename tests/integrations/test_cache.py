@@ -127,8 +127,10 @@ def test_concurrent_runs_share_one_cache(project, tmp_path, linted_units):
     assert [run.returncode for run in runs] == [1, 1] and len(outputs) == 1
     assert not [p for p in (tmp_path / "shared").rglob("tmp*")], "temporary files left behind"
     linted_units.clear()
-    lint(project, tmp_path / "shared")
+    lint(project, tmp_path / "shared", fixes=True)  # the settings of a json report: with its fixes
     assert linted_units == []
+    lint(project, tmp_path / "shared")  # without fixes (concise): other entries
+    assert len(linted_units) == 15  # the 3 files of the project and the 12 added
 
 
 def test_the_cache_folder_ignores_itself_and_no_cache_bypasses_it(project, tmp_path):
