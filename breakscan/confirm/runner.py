@@ -206,7 +206,8 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
         return replace(g, path=_display_path(g.path) if g.path else None)
 
     return replace(result, path=path, breaks=tuple(brk(b) for b in result.breaks),
-                   graphs=tuple(graph(g) for g in result.graphs))
+                   graphs=tuple(graph(g) for g in result.graphs),
+                   recompiles=tuple(replace(r, path=_display_path(r.path)) for r in result.recompiles))
 
 
 def run_targets(specs: list[TargetSpec], *, device: str = "auto", timeout: float = 300.0,
