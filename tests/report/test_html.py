@@ -81,7 +81,7 @@ def test_findings_fixes_and_registry_links(tmp_path):
     text, _ = _page(tmp_path)
     assert '<article class="finding confirmed" id="f0">' in text
     assert '<span class="del">-    s = h.sum().item()</span>' in text
-    assert '<span class="add">+    s = h.sum()</span>' in text
+    assert '<span class="add">+    s = h.sum().detach()</span>' in text
     assert '<a href="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html">GB0124</a>' in text
     assert "<code>h.sum()</code>" in text  # backticked code in prose
 
