@@ -83,7 +83,7 @@ def test_findings_fixes_and_registry_links(tmp_path):
     assert '<span class="del">-    s = h.sum().item()</span>' in text
     assert '<span class="add">+    s = h.sum().detach()</span>' in text
     assert '<a href="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html">GB0124</a>' in text
-    assert "<code>h.sum()</code>" in text  # backticked code in prose
+    assert "<code>h.sum().detach()</code>" in text  # backticked code in prose
 
 
 def test_source_marks_break_lines_and_graph_lines(tmp_path):
