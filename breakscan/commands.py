@@ -366,8 +366,60 @@ def lsp_command(args: argparse.Namespace) -> int:
 
 
 
+def _fix_targets(args: argparse.Namespace, files: list[str], config: Config) -> list[TargetSpec]:
+    """What `fix --verify` runs: `--entry`/`--inputs`, else the targets the files declare or the
+    modules they define that can be built with no arguments."""
+    from breakscan.confirm import discover_targets
+
+    if args.entry:
+        path, expression = _entry_target(args, config)
+        return discover_targets(path, entry=expression, inputs=args.inputs)[0]
+    if args.inputs:
+        raise UsageError("--inputs needs --entry")
+    return [spec for path in files for spec in discover_targets(path)[0]]
+
+
+def _verified_fix(args: argparse.Namespace, files: list[str], config: Config,
+                  allowed: tuple[Applicability, ...], report: Report) -> int:
+    """`fix --verify`: fixes tried on the targets, written (or shown with `--diff`) only when kept."""
+    from breakscan.confirm import run_targets
+    from breakscan.fixes.apply import write_atomically
+    from breakscan.fixes.edits import unified_diff
+    from breakscan.fixes.verify import verify_fixes
+    from breakscan.report.fix_verify import verification_json, verification_text
+
+    texts = {}
+    for path in files:
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                texts[path] = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            report.errors.append(FileError(path, f"cannot read: {error}"))
+
+    def run(specs: list[TargetSpec], extras: list[dict]):
+        return run_targets(specs, device=args.device, timeout=args.timeout, src_roots=config.src_roots,
+                           memory_limit=memory_limit(args), extras=extras)
+
+    verification = verify_fixes(texts, _fix_targets(args, files, config), config, allowed, run)
+    diffs = [unified_diff(path, before, after) for path, (before, after) in verification.texts.items()]
+    if not args.diff:
+        for path, (_, after) in verification.texts.items():
+            try:
+                write_atomically(path, after)
+            except OSError as error:
+                report.errors.append(FileError(path, f"not fixed, left as it was: {error}"))
+    if args.format == "json":
+        write_stdout(json.dumps(verification_json(verification, report, written=not args.diff), indent=2) + "\n")
+    else:
+        write_stdout(verification_text(verification) + ("".join(diffs) if args.diff else ""))
+    if verification.problem or report.errors:
+        return 1
+    return 1 if (args.diff and diffs) or any(not t.kept for t in verification.trials) else EXIT_CLEAN
+
+
 def fix_command(args: argparse.Namespace) -> int:
-    """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`)."""
+    """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`);
+    with `--verify`, only those that running the targets shows to remove breaks and nothing else."""
     from breakscan.files import collect
     from breakscan.fixes.apply import SAFE_ONLY, fix_file
     from breakscan.fixes.edits import unified_diff
@@ -378,6 +430,11 @@ def fix_command(args: argparse.Namespace) -> int:
     config = _config(args.config, args.paths[0])
     collected = collect(args.paths, config.exclude)
     allowed: tuple[Applicability, ...] = ("safe", "unsafe") if args.unsafe else SAFE_ONLY
+    if args.verify:
+        report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors))
+        return _verified_fix(args, [p for p in collected.files if not is_notebook(p)], config, allowed, report)
+    if args.entry or args.inputs:
+        raise UsageError("--entry/--inputs need --verify")
     report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors),
                     fail_on=config.fail_on)
     diffs, applied, changed = [], 0, 0

@@ -212,14 +212,17 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
 
 def run_targets(specs: list[TargetSpec], *, device: str = "auto", timeout: float = 300.0,
                 progress: Progress | None = None, src_roots: tuple[str, ...] = (),
-                memory_limit: int | None = None) -> list[TargetResult]:
+                memory_limit: int | None = None, extras: list[dict] | None = None) -> list[TargetResult]:
     """Confirm every spec; one result per spec, in order. Each file is imported as the module it
     is in its project (`src_roots`: config `src`), see `locate.py`. `memory_limit`: bytes per
-    worker process (None: no limit). Ctrl-C raises `Interrupted` with the finished results."""
+    worker process (None: no limit). `extras`: more fields for each spec's job (replaced sources,
+    a reference to compare outputs with: see the worker). Ctrl-C raises `Interrupted` with the
+    finished results."""
     jobs = []
-    for spec in specs:
+    for index, spec in enumerate(specs):
         absolute = os.path.abspath(spec.path)
         payload = target_job(replace(spec, path=absolute), device, module_site(absolute, src_roots))
+        payload.update(extras[index] if extras else {})
         jobs.append(Job(payload, spec.label, spec.path, project_root(absolute)))
     parallel = 2 if len(jobs) >= _PARALLEL_FROM and (os.cpu_count() or 1) >= 2 else 1
     pool = _Pool(jobs, timeout=timeout, parallel=parallel, progress=progress, memory_limit=memory_limit)

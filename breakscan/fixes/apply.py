@@ -65,7 +65,7 @@ def applicable(findings: Iterable[Finding], path: str, allowed: Collection[Appli
     return chosen
 
 
-def _lint(path: str, text: str, config: Config) -> list[Finding]:
+def lint_text(path: str, text: str, config: Config) -> list[Finding]:
     """The findings of `text` as the content of `path`, with their fixes."""
     linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     try:
@@ -77,7 +77,7 @@ def _lint(path: str, text: str, config: Config) -> list[Finding]:
 def fix_text(path: str, text: str, config: Config, allowed: Collection[Applicability]) -> FileFixes:
     result = FileFixes(path, text, text)
     for _ in range(MAX_ROUNDS):
-        findings = _lint(path, result.after, config)
+        findings = lint_text(path, result.after, config)
         chosen = applicable(findings, path, allowed)
         result.remaining = findings
         if not chosen:
@@ -89,7 +89,7 @@ def fix_text(path: str, text: str, config: Config, allowed: Collection[Applicabi
             return result
         result.after = after
         result.applied += chosen
-    result.remaining = _lint(path, result.after, config)
+    result.remaining = lint_text(path, result.after, config)
     return result
 
 

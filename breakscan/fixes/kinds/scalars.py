@@ -36,6 +36,10 @@ def _as_tensor(src: SourceModule, call: cst.Call, torch: str) -> str:
     argument = call.args[0].value
     value = f"{torch}.as_tensor({src.code(argument)}).detach()"
     name = call_name(src, call)
+    if name == "int":  # int() truncates toward zero; so does trunc(), keeping the tensor
+        return f"{value}.trunc()"
+    if name == "bool":
+        return f"({value} != 0)"
     return value if name in _CONVERSIONS else f"{torch}.{_MATH[name]}({value})"
 
 
