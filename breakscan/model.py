@@ -68,9 +68,13 @@ class BreakRef:
     at_site: bool = True
 
 
+# Rule ids of this prefix predict recompilations (no GB ids); "BR000" is one no rule predicted.
+RECOMPILE_RULES = "BR"
+
+
 @dataclass(frozen=True)
 class Finding:
-    rule: str
+    rule: str  # BSxxx: a graph break; BRxxx: a recompilation (RECOMPILE_RULES)
     name: str
     path: str
     span: Span

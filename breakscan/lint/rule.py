@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from breakscan.lint.walker import RegionContext
 
 # Lines of an INVALID example ending with this comment are where the rule must report,
-# and where TorchDynamo must break with one of the rule's GB ids.
+# and where TorchDynamo must break with one of the rule's GB ids; for a recompile rule, the
+# line whose value a failed guard checked when the example's calls are made.
 BREAK_MARKER = "# break"
+RECOMPILE_MARKER = "# recompile"
 
 
 @dataclass(frozen=True)
@@ -33,16 +35,26 @@ class Example:
     def source(self) -> str:
         return textwrap.dedent(self.code).lstrip("\n")
 
+    def marked_lines(self, marker: str) -> tuple[int, ...]:
+        return tuple(
+            number for number, line in enumerate(self.source.splitlines(), 1) if line.rstrip().endswith(marker)
+        )
+
     @property
     def break_lines(self) -> tuple[int, ...]:
-        return tuple(
-            number for number, line in enumerate(self.source.splitlines(), 1) if line.rstrip().endswith(BREAK_MARKER)
-        )
+        return self.marked_lines(BREAK_MARKER)
+
+    @property
+    def recompile_lines(self) -> tuple[int, ...]:
+        return self.marked_lines(RECOMPILE_MARKER)
 
 
 class Rule:
     id: ClassVar[str]
     name: ClassVar[str]
+    # "break": the construct breaks the graph (GB ids say how); "recompile" (ids BRxxx, no GB
+    # ids): it makes TorchDynamo compile the function again on later calls.
+    kind: ClassVar[str] = "break"
     gb_ids: ClassVar[tuple[str, ...]]
     # "error": TorchDynamo 2.13 always breaks here; "warning": it breaks in the common case.
     severity: ClassVar[Severity] = "error"
@@ -61,6 +73,11 @@ class Rule:
     def handlers(self) -> dict[str, object]:
         """`{"Call": bound on_Call, ...}` for the walker's dispatch table."""
         return {name[3:]: getattr(self, name) for name in dir(type(self)) if name.startswith("on_")}
+
+    @classmethod
+    def example_lines(cls, example: Example) -> tuple[int, ...]:
+        """Where the rule reports on an INVALID example."""
+        return example.recompile_lines if cls.kind == "recompile" else example.break_lines
 
     @classmethod
     def documentation(cls) -> str:

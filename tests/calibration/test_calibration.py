@@ -1,7 +1,9 @@
 """Every rule's examples, run under the installed TorchDynamo in one batch.
 
 INVALID examples must break exactly on their `# break` lines, each with one of the rule's GB ids;
-VALID examples must not break at all. A rule whose examples fail here predicts something
+VALID examples must not break at all. A recompile rule's examples make several calls (their inputs
+are a list of calls): INVALID ones recompile exactly for the values of their `# recompile` lines,
+VALID ones do not recompile; neither breaks. A rule whose examples fail here predicts something
 TorchDynamo 2.13 does not do.
 """
 
@@ -40,6 +42,11 @@ def test_example_against_dynamo(results, rule, kind, index, example):
     result = results[f"{rule.id}-{kind}-{index}"]
     assert result.status == "ok", result.error
     seen = {(b.line, b.gb_id) for b in result.breaks}
+    if rule.kind == "recompile":
+        assert seen == set() and result.calls > 1
+        expected = set(example.recompile_lines) if kind == "invalid" else set()
+        assert {r.line for r in result.recompiles} == expected, result.recompiles
+        return
     if kind == "valid":
         assert seen == set(), "a VALID example breaks under TorchDynamo"
         return
