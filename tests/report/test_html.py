@@ -119,3 +119,10 @@ def test_max_per_rule_folds_the_rest_but_keeps_them_linkable(tmp_path):
     text, page = _page(tmp_path, max_per_rule=1)
     assert "<details><summary>1 more</summary>" in text
     assert {link[1:] for link in page.links if link.startswith("#")} <= set(page.ids)
+
+
+def test_a_target_that_recompiled_has_a_compile_timeline(tmp_path):
+    text = render("html", model_report(tmp_path))
+    assert "compile timeline (3 compiles, 0.12 s)" in text
+    assert "<code>len(xs) == 1</code>" in text and "the length of a list or tuple changed" in text
+    assert "2 recompiles · 3 compiles, 0.1 s compiling" in text
