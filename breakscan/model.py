@@ -47,6 +47,7 @@ class Fix:
     # The file `edits` apply to: the finding's, or for a construct inside an installed library
     # the user's file that calls into it. None for advice without edits.
     path: str | None = None
+    kind: str | None = None  # the refactoring it is: `keep_as_tensor`, `select_with_where`... (None: the rule's hint)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ def finding_dict(finding: Finding) -> dict:
     fix = None
     if finding.fix is not None:
         fix = {"summary": finding.fix.summary, "diff": finding.fix.diff, "applicability": finding.fix.applicability,
-               "path": finding.fix.path, "edits": [edit_dict(e) for e in finding.fix.edits]}
+               "path": finding.fix.path, "kind": finding.fix.kind, "edits": [edit_dict(e) for e in finding.fix.edits]}
     return {
         "rule": finding.rule,
         "name": finding.name,
