@@ -116,11 +116,16 @@ class _Verifier:
         self.specs, self.config, self.allowed, self.run = specs, config, allowed, run
         self.references = [os.path.join(folder, f"reference-{i}.pt") for i in range(len(specs))]
 
-    def _runs(self, texts: dict[str, str]) -> list[TargetResult]:
-        changed = {path: text for path, text in texts.items() if text != self.original[path]}
-        extras = [{"sources": {os.path.abspath(p): t for p, t in changed.items()},
-                   "reference": {"compare": reference}} for reference in self.references]
-        return self.run(self.specs, extras)
+    def _runs(self, *versions: dict[str, str]) -> list[list[TargetResult]]:
+        """The targets run on each version of the files, all in one run: per version, per spec."""
+        specs, extras = [], []
+        for texts in versions:
+            changed = {os.path.abspath(p): t for p, t in texts.items() if t != self.original[p]}
+            specs += self.specs
+            extras += [{"sources": changed, "reference": {"compare": reference}} for reference in self.references]
+        results = self.run(specs, extras)
+        size = len(self.specs)
+        return [results[i:i + size] for i in range(0, len(results), size)]
 
     def _candidates(self, rejected: set) -> list[Finding]:
         found = []
@@ -144,10 +149,8 @@ class _Verifier:
             if not candidates:
                 break
             trials = []
-            for finding in candidates:
-                texts = {**self.current, finding.fix.path: apply_edits(self.current[finding.fix.path],
-                                                                      finding.fix.edits)}
-                runs = self._runs(texts)
+            versions = [_apply_all(self.current, [finding]) for finding in candidates]
+            for finding, runs in zip(candidates, self._runs(*versions)):
                 kept, why = judge(runs, state)
                 after = Counts.of(runs) if all(r.status == "ok" for r in runs) else None
                 trials.append((FixTrial(finding, kept, why, Counts.of(state), after, _worst(runs)), runs))
@@ -160,7 +163,7 @@ class _Verifier:
                 break
             if len(accepted) > 1:
                 combined = _apply_all(self.current, [trial.finding for trial, _ in accepted])
-                runs = self._runs(combined)
+                (runs,) = self._runs(combined)
                 if judge(runs, state)[0]:
                     self.current, state = combined, runs
                     result.trials += [trial for trial, _ in accepted]
@@ -200,5 +203,7 @@ def _unverifiable(baseline: Sequence[TargetResult]) -> str | None:
 def verify_fixes(texts: dict[str, str], specs: list[TargetSpec], config: Config,
                  allowed: Collection[Applicability], run: RunTargets) -> FixVerification:
     """Try the fixes of the files in `texts` (path -> text) on the targets `specs`."""
-    with tempfile.TemporaryDirectory(prefix="breakscan-verify-") as folder:
+    from breakscan.confirm.runner import reusing_workers
+
+    with tempfile.TemporaryDirectory(prefix="breakscan-verify-") as folder, reusing_workers():
         return _Verifier(texts, specs, config, allowed, run, folder).verify()

@@ -55,14 +55,16 @@ def test_fixes_that_fail_together_are_kept_one_by_one(tmp_path):
     runs: list[dict] = []
 
     def run(specs, extras):
-        sources = extras[0]["sources"]
-        runs.append(sources)
-        if "save" in extras[0]["reference"]:
-            return [_run(2, 3)]
-        text = sources.get(path, MODEL)
-        fixed = text.count(".detach()")
-        check = DIFFERENT if fixed == 2 and len(runs) == 4 else SAME  # the pair, tried together the first time
-        return [_run(2 - fixed, 3 - fixed, check)]
+        results = []
+        for extra in extras:
+            runs.append(extra["sources"])
+            if "save" in extra["reference"]:
+                results.append(_run(2, 3))
+                continue
+            fixed = extra["sources"].get(path, MODEL).count(".detach()")
+            pair_first_time = fixed == 2 and len(runs) == 4  # the baseline, two alone, then the pair
+            results.append(_run(2 - fixed, 3 - fixed, DIFFERENT if pair_first_time else SAME))
+        return results
 
     result = verify_fixes({path: MODEL}, [TargetSpec(path, "f")], Config(), ("safe", "unsafe"), run)
     assert result.problem is None
@@ -75,7 +77,7 @@ def test_nothing_is_tried_when_the_original_does_not_repeat_itself(tmp_path):
     path = str(tmp_path / "m.py")
     unrepeatable = OutputCheck(False, None, float("inf"), "two eager runs of the original differ")
     result = verify_fixes({path: MODEL}, [TargetSpec(path, "f")], Config(), ("unsafe",),
-                          lambda specs, extras: [_run(2, 3, unrepeatable)])
+                          lambda specs, extras: [_run(2, 3, unrepeatable) for _ in extras])
     assert result.problem == "M(): two eager runs of the original differ" and not result.trials
 
 
