@@ -84,6 +84,9 @@ def reusing_workers() -> Iterator[None]:
     """Within the block, a run leaves its workers started for the next run (torch imported once
     for a sequence of runs that depend on each other, as `fix --verify`'s); they stop at its end."""
     global _idle
+    if _idle is not None:  # an enclosing block keeps them already
+        yield
+        return
     with tempfile.TemporaryDirectory(prefix="breakscan-") as folder:
         _idle = _IdleWorkers(folder)
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from breakscan.config import Config
 from breakscan.fixes.apply import MAX_ROUNDS, applicable, lint_text
@@ -127,13 +127,17 @@ class _Verifier:
         size = len(self.specs)
         return [results[i:i + size] for i in range(0, len(results), size)]
 
-    def _candidates(self, rejected: set) -> list[Finding]:
+    def _candidates(self, rejected: set, state: Sequence[TargetResult]) -> list[Finding]:
+        """The fixes to try on the current text: of the lint's findings, and of the breaks the
+        targets had on it that no rule predicted."""
         found = []
         for path, text in self.current.items():
             if is_test_file(path):
                 continue
-            findings = lint_text(path, text, self.config)
-            found += [f for f in applicable(findings, path, self.allowed) if _signature(f) not in rejected]
+            findings = lint_text(path, text, self.config, state)
+            # A fix of a break is written against the path the run reported: keyed as `current` is.
+            found += [replace(f, fix=replace(f.fix, path=path)) for f in applicable(findings, path, self.allowed)
+                      if f.fix is not None and _signature(f) not in rejected]
         return found
 
     def verify(self) -> FixVerification:
@@ -145,7 +149,7 @@ class _Verifier:
             return result
         rejected: set = set()
         for _ in range(MAX_ROUNDS):
-            candidates = self._candidates(rejected)
+            candidates = self._candidates(rejected, state)
             if not candidates:
                 break
             trials = []
