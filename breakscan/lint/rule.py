@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 # line whose value a failed guard checked when the example's calls are made.
 BREAK_MARKER = "# break"
 RECOMPILE_MARKER = "# recompile"
+# A break another rule predicts, which the example needs (the break that makes code run eagerly):
+# TorchDynamo must break there too, in VALID examples as well.
+OTHER_BREAK_MARKER = "# break (another rule)"
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,10 @@ class Example:
     @property
     def break_lines(self) -> tuple[int, ...]:
         return self.marked_lines(BREAK_MARKER)
+
+    @property
+    def other_break_lines(self) -> tuple[int, ...]:
+        return self.marked_lines(OTHER_BREAK_MARKER)
 
     @property
     def recompile_lines(self) -> tuple[int, ...]:
