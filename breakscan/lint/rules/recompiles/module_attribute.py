@@ -29,7 +29,7 @@ class ModuleAttributeUpdated(Rule):
     an error. A float is made dynamic after its first recompile, and a bool has two values: one
     recompile each, a warning.
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
-    after one recompile; a tensor buffer avoids recompiling at all. An attribute set without being
+    after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at all. An attribute set without being
     read first (`self.step = 0`) does not recompile, and is not flagged.
 
     ## Example
@@ -74,6 +74,20 @@ class ModuleAttributeUpdated(Rule):
                     self.seen = self.seen + x.shape[0]  # recompile
                     return x * min(1.0, self.seen / self.total)
         """, entry="Warmup()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            torch._dynamo.config.allow_unspec_int_on_nn_module = True  # one recompile, then dynamic
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.step = 0
+
+                def forward(self, x):
+                    self.step += 1  # recompile
+                    return x * self.step
+        """, entry="Counter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
         Example("""
             import torch
 
@@ -160,7 +174,11 @@ class ModuleAttributeUpdated(Rule):
             return
         self.reported.add(name)
         kind = ctx.value(read)
-        if kind == v.INT:
+        if kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
+            ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled "
+                                   "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
+                                   "makes it dynamic", severity="warning")
+        elif kind == v.INT:
             ctx.report(self, read)
         else:
             what = "a float (made dynamic after its first recompile)" if kind == v.FLOAT else "a bool (two values)"
