@@ -130,6 +130,11 @@ class RegionContext:
     def value(self, node: cst.BaseExpression) -> v.Value:
         return self._walker.value(node)
 
+    def is_passed_in(self, node: cst.BaseExpression) -> bool:
+        """`node` names a parameter of this function not rebound before here: what the caller
+        passed (a graph input when this is the compiled function)."""
+        return isinstance(node, cst.Name) and node.value in self._walker._parameter_positions
+
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         """Certainly or probably a tensor (an optional tensor counts)."""
         return self._walker.value(node) in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS)

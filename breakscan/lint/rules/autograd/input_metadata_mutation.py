@@ -84,26 +84,6 @@ class InputMetadataMutation(Rule):
         """, inputs="torch.randn(2, 3)"),
     )
 
-    def __init__(self) -> None:
-        self.rebound: set[str] = set()  # parameter names assigned so far in this function
-
-    def on_Assign(self, node: cst.Assign, ctx) -> None:
-        for target in node.targets:
-            self._rebind(target.target)
-
-    def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
-        self._rebind(node.target)
-
-    def on_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
-        self._rebind(node.target)
-
-    def on_For(self, node: cst.For, ctx) -> None:
-        self._rebind(node.target)
-
-    def _rebind(self, target: cst.BaseExpression) -> None:
-        for name in _names(target):
-            self.rebound.add(name)
-
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and _breaks_on_input(func.attr.value)):
@@ -111,21 +91,8 @@ class InputMetadataMutation(Rule):
         receiver = func.value
         if isinstance(receiver, cst.Attribute) and ctx.value(receiver.value) == v.SELF and ctx.is_known_tensor(receiver):
             ctx.report(self, node)  # a parameter or buffer of the module: always an input
-        elif (isinstance(receiver, cst.Name) and receiver.value in _parameters(ctx.function.node)
-              and receiver.value not in self.rebound and ctx.is_tensor(receiver)):
+        elif ctx.is_passed_in(receiver) and ctx.is_tensor(receiver):
             ctx.report(self, node, unknown=None, severity="warning",
                        message=f"{self.message}, when `{receiver.value}` is an input of the compiled function "
                                "(a parameter: it is when this is the compiled function, or is given one)")
 
-
-def _parameters(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _names(element.value)]
-    return []
