@@ -207,6 +207,9 @@ class TargetSpec:
     # What to tell the user to add when `inputs` is None and the first layer does not tell the
     # shape; None: declare the inputs in the file.
     missing_inputs: str | None = None
+    # The entry compiles what it needs itself (a training loop calling a compiled step): it is
+    # called as it is, under the capture, instead of being compiled.
+    compiles_itself: bool = False
 
     @property
     def label(self) -> str:

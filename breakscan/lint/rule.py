@@ -33,6 +33,8 @@ class Example:
     code: str
     entry: str = "fn"
     inputs: str = "torch.randn(8)"
+    # False: the entry compiles what it calls itself (a loop calling a compiled step) and is run as it is.
+    compiled: bool = True
 
     @property
     def source(self) -> str:
