@@ -24,8 +24,9 @@ from breakscan.model import Recompile
 
 _COMPILE_ID = re.compile(r"^\s*\[?\d+/\d+\]?:\s*")
 _SOURCE_NOTE = re.compile(r"\s{2,}# .*?(?:\(HINT: (?P<hint>.*)\))?$")
-# Values in a guard (`== 2`, `expected 2, actual 3`): the same guard on another value is one site.
-_LITERAL = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?|'[^']*'")
+# Values in a guard (`== 2`, `expected 2, actual 3`, an object's address): the same guard on
+# another value is one site.
+_LITERAL = re.compile(r"0x[0-9a-fA-F]+|(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?|'[^']*'")
 
 
 def parse_reason(reason: str) -> tuple[str, str | None, str]:
@@ -56,6 +57,9 @@ _ADVICE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), a
     (r"\.training ==",
      "the module switched between train and eval mode: each mode compiles a graph of its own (keep "
      "one mode per compiled module, or expect one recompile per mode)"),
+    (r"BACKEND_MATCH",
+     "torch.compile was given another backend object than at the earlier compile (a lambda or function "
+     "made per call): create the backend once and reuse it"),
     (r"___check_obj_id\(|___check_type_id\(",
      "a different object (or type) was passed than at the earlier compile: create the function, "
      "module or backend once outside the compiled code, and pass numbers as tensors"),
