@@ -309,18 +309,37 @@ def _script_to_run(args: argparse.Namespace) -> tuple[str, list[str]]:
     return (found if relative.startswith(os.pardir) else relative), script_args
 
 
+def _project_files_run(script: str, targets) -> list[str]:
+    """Files of the script's project (not installed packages) where the run's compiled regions,
+    breaks and recompilations are, other than the script itself."""
+    from breakscan.confirm.attribute import project_root
+
+    root = os.path.join(os.path.realpath(project_root(os.path.abspath(script))), "")
+    seen = {os.path.realpath(script)}
+    found = []
+    for path in [p for t in targets for p in (t.path, *(b.path for b in t.breaks), *(r.path for r in t.recompiles))]:
+        real = os.path.realpath(path)
+        if real not in seen and real.startswith(root) and os.path.isfile(real) and path.endswith(".py") \
+                and "site-packages" not in real:
+            seen.add(real)
+            found.append(path)
+    return found
+
+
 def run_command(args: argparse.Namespace) -> int:
     script, script_args = _script_to_run(args)
     _check_statistics_format(args)
     from breakscan.confirm import fuse, run_script
     from breakscan.lint.linter import lint_paths
 
-    # The script is linted too, so each break it hits is either confirmed or missed by the lint.
     config = _config(None, script)
-    outcome = lint_paths([script], config, jobs=1)
     targets = run_script(script, script_args, device=args.device, timeout=args.timeout, module=args.module,
                          src_roots=config.src_roots, memory_limit=memory_limit(args))
-    report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
+    # The script is linted, and so are the project's files the run compiled, broke or recompiled
+    # in: each break and recompilation is then either confirmed or missed by the lint.
+    paths = [script, *_project_files_run(script, targets)]
+    outcome = lint_paths(paths, config, jobs=1)
+    report = Report(version=__version__, files=len(paths), targets=targets, errors=outcome.errors,
                     unused_suppressions=outcome.unused_suppressions, fail_on=args.fail_on or config.fail_on)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)
     report.findings = fuse(outcome.findings, targets)
