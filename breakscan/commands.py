@@ -348,29 +348,33 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def rules_command(args: argparse.Namespace) -> int:
-    from breakscan.lint.rules import all_rules, rule_by_id
+    from breakscan.lint.rules import all_rules
+    from breakscan.rule_docs import rule_doc
 
     if args.rule:
-        rule = rule_by_id(args.rule)
-        if rule is None:
+        doc = rule_doc(args.rule)  # the lint's rules, and BS000/BR000 that the fuser reports
+        if doc is None:
             raise UsageError(f"unknown rule: {args.rule} (see `breakscan rules`)")
         if args.format == "json":
-            write_stdout(json.dumps(_rule_dict(rule), indent=2) + "\n")
+            write_stdout(json.dumps(_rule_dict(doc), indent=2) + "\n")
         else:
-            write_stdout(f"# {rule.id} {rule.name}\n\nGraph-break ids: {', '.join(rule.gb_ids)}  "
-                         f"Severity: {rule.severity}\nFix: {rule.fix_hint}\n\n{rule.documentation()}\n")
+            predicts = (f"Graph-break ids: {', '.join(doc.gb_ids) or 'as reported'}" if doc.kind == "break"
+                        else "Predicts: recompilations")
+            write_stdout(f"# {doc.id} {doc.name}\n\n{predicts}  Severity: {doc.severity}\nFix: {doc.fix_hint}\n\n"
+                         f"{doc.markdown}\n")
         return EXIT_CLEAN
+    docs = [rule_doc(rule.id) for rule in all_rules()]
     if args.format == "json":
-        write_stdout(json.dumps([_rule_dict(rule) for rule in all_rules()], indent=2) + "\n")
+        write_stdout(json.dumps([_rule_dict(doc) for doc in docs if doc], indent=2) + "\n")
         return EXIT_CLEAN
-    write_stdout("".join(f"{rule.id}  {rule.name:<32} {','.join(rule.gb_ids):<16} {rule.fix_hint}\n"
-                         for rule in all_rules()))
+    write_stdout("".join(f"{doc.id}  {doc.name:<32} {','.join(doc.gb_ids) or doc.kind:<16} {doc.fix_hint}\n"
+                         for doc in docs if doc))
     return EXIT_CLEAN
 
 
-def _rule_dict(rule) -> dict:
-    return {"id": rule.id, "name": rule.name, "gb_ids": list(rule.gb_ids), "severity": rule.severity,
-            "message": rule.message, "fix": rule.fix_hint, "docs": rule.documentation()}
+def _rule_dict(doc) -> dict:
+    return {"id": doc.id, "name": doc.name, "gb_ids": list(doc.gb_ids), "severity": doc.severity,
+            "kind": doc.kind, "message": doc.summary, "fix": doc.fix_hint, "docs": doc.markdown}
 
 
 def lsp_command(args: argparse.Namespace) -> int:

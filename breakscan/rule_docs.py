@@ -30,6 +30,7 @@ class RuleDoc:
     markdown: str  # the full documentation
     severity: Severity
     gb_ids: tuple[str, ...]
+    kind: str = "break"  # or "recompile" (see Rule.kind)
 
     @property
     def help_uri(self) -> str:
@@ -61,6 +62,7 @@ _UNPREDICTED_RECOMPILE = RuleDoc(
              "TorchDynamo gives up and runs the function eagerly.",
     severity="warning",
     gb_ids=(),
+    kind="recompile",
 )
 
 
@@ -71,9 +73,10 @@ def all_rule_docs() -> tuple[RuleDoc, ...]:
     docs = [_UNPREDICTED, _UNPREDICTED_RECOMPILE]
     for rule in all_rules():
         docs.append(RuleDoc(rule.id, rule.name, rule.message, rule.fix_hint, rule.documentation(), rule.severity,
-                            tuple(rule.gb_ids)))
+                            tuple(rule.gb_ids), rule.kind))
     return tuple(docs)
 
 
 def rule_doc(rule_id: str) -> RuleDoc | None:
-    return next((doc for doc in all_rule_docs() if doc.id == rule_id), None)
+    """By id (any case) or name."""
+    return next((doc for doc in all_rule_docs() if doc.id == rule_id.upper() or doc.name == rule_id), None)
