@@ -19,6 +19,7 @@ def results(request, tmp_path_factory):
     return {r.name: r for r in once_per_session(request, tmp_path_factory, "recompiles", run)}
 
 
+@pytest.mark.slow
 def test_an_int_attribute_updated_in_forward_recompiles_to_the_limit(results):
     counter = results["Counter()"]
     assert counter.status == "ok" and counter.calls == 10
@@ -30,6 +31,7 @@ def test_an_int_attribute_updated_in_forward_recompiles_to_the_limit(results):
     assert [g.recompiled for g in counter.graphs] == [False] + [True] * 7
 
 
+@pytest.mark.slow
 def test_a_step_between_calls_flips_the_mode(results):
     modal = results["Modal()"]
     assert modal.calls == 2
@@ -38,6 +40,7 @@ def test_a_step_between_calls_flips_the_mode(results):
     assert item.count == 1 and not item.limit_hit and "train and eval mode" in item.reason
 
 
+@pytest.mark.slow
 def test_a_new_input_size_recompiles_once_then_the_size_is_dynamic(results):
     summed = results["summed"]
     (item,) = summed.recompiles
@@ -46,6 +49,7 @@ def test_a_new_input_size_recompiles_once_then_the_size_is_dynamic(results):
     assert "mark_dynamic" in item.reason
 
 
+@pytest.mark.slow
 def test_one_call_compiles_once(results):
     single = results["Counter().eval()"]
     assert single.calls == 1 and single.recompiles == () and single.compile_count == 1
