@@ -57,7 +57,8 @@ def _run(model_or_fn: Callable, args: tuple, kwargs: dict) -> TargetResult:
         torch._dynamo.reset()
     return build_result(name, path, capture.breaks, capture.graphs, user,
                         device=_device(target, args, kwargs), torch_version=torch.__version__,
-                        wall_time=time.perf_counter() - started)
+                        wall_time=time.perf_counter() - started, recompiles=capture.recompiles,
+                        compiles=capture.compiles)
 
 
 def confirm(model_or_fn: Callable, *args: Any, **kwargs: Any) -> Report:

@@ -98,6 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe", action="store_true",
                      help="also apply unsafe fixes (they can change results at edge cases)")
     fix.add_argument("--config", metavar="FILE", help="pyproject.toml or breakscan.toml with [tool.breakscan]")
+    fix.add_argument("--verify", action="store_true",
+                     help="run the targets before and after each fix; keep only fixes that remove breaks "
+                          "and leave outputs (and gradients) unchanged")
+    fix.add_argument("--entry", metavar="EXPR", help="with --verify: callable or nn.Module to run, evaluated in the file")
+    fix.add_argument("--inputs", metavar="EXPR", help="with --entry: its example inputs (or a list of calls)")
+    fix.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                     help="with --verify: where the targets run (default: auto = cuda if available)")
+    fix.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per target run (default: 300)")
+    fix.add_argument("--memory-limit", type=memory_size, metavar="SIZE",
+                     help="memory of each worker, e.g. 4GB (default: half of the machine's; none: no limit)")
+    fix.add_argument("--format", choices=["text", "json"], default="text", help="with --verify: report format")
 
     rules = commands.add_parser("rules", help="list the rules, or show one rule's documentation")
     rules.add_argument("rule", nargs="?", metavar="RULE")

@@ -316,18 +316,37 @@ def _script_to_run(args: argparse.Namespace) -> tuple[str, list[str]]:
     return (found if relative.startswith(os.pardir) else relative), script_args
 
 
+def _project_files_run(script: str, targets) -> list[str]:
+    """Files of the script's project (not installed packages) where the run's compiled regions,
+    breaks and recompilations are, other than the script itself."""
+    from breakscan.confirm.attribute import project_root
+
+    root = os.path.join(os.path.realpath(project_root(os.path.abspath(script))), "")
+    seen = {os.path.realpath(script)}
+    found = []
+    for path in [p for t in targets for p in (t.path, *(b.path for b in t.breaks), *(r.path for r in t.recompiles))]:
+        real = os.path.realpath(path)
+        if real not in seen and real.startswith(root) and os.path.isfile(real) and path.endswith(".py") \
+                and "site-packages" not in real:
+            seen.add(real)
+            found.append(path)
+    return found
+
+
 def run_command(args: argparse.Namespace) -> int:
     script, script_args = _script_to_run(args)
     _check_statistics_format(args)
     from breakscan.confirm import fuse, run_script
     from breakscan.lint.linter import lint_paths
 
-    # The script is linted too, so each break it hits is either confirmed or missed by the lint.
     config = _config(None, script)
-    outcome = lint_paths([script], config, jobs=1, fixes=_shows_fixes(args))
     targets = run_script(script, script_args, device=args.device, timeout=args.timeout, module=args.module,
                          src_roots=config.src_roots, memory_limit=memory_limit(args))
-    report = Report(version=__version__, files=1, targets=targets, errors=outcome.errors,
+    # The script is linted, and so are the project's files the run compiled, broke or recompiled
+    # in: each break and recompilation is then either confirmed or missed by the lint.
+    paths = [script, *_project_files_run(script, targets)]
+    outcome = lint_paths(paths, config, jobs=1, fixes=_shows_fixes(args))
+    report = Report(version=__version__, files=len(paths), targets=targets, errors=outcome.errors,
                     unused_suppressions=outcome.unused_suppressions, fail_on=args.fail_on or config.fail_on)
     report.torch_version = next((t.torch_version for t in targets if t.torch_version), None)
     report.findings = fuse(outcome.findings, targets)
@@ -336,29 +355,33 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def rules_command(args: argparse.Namespace) -> int:
-    from breakscan.lint.rules import all_rules, rule_by_id
+    from breakscan.lint.rules import all_rules
+    from breakscan.rule_docs import rule_doc
 
     if args.rule:
-        rule = rule_by_id(args.rule)
-        if rule is None:
+        doc = rule_doc(args.rule)  # the lint's rules, and BS000/BR000 that the fuser reports
+        if doc is None:
             raise UsageError(f"unknown rule: {args.rule} (see `breakscan rules`)")
         if args.format == "json":
-            write_stdout(json.dumps(_rule_dict(rule), indent=2) + "\n")
+            write_stdout(json.dumps(_rule_dict(doc), indent=2) + "\n")
         else:
-            write_stdout(f"# {rule.id} {rule.name}\n\nGraph-break ids: {', '.join(rule.gb_ids)}  "
-                         f"Severity: {rule.severity}\nFix: {rule.fix_hint}\n\n{rule.documentation()}\n")
+            predicts = (f"Graph-break ids: {', '.join(doc.gb_ids) or 'as reported'}" if doc.kind == "break"
+                        else "Predicts: recompilations")
+            write_stdout(f"# {doc.id} {doc.name}\n\n{predicts}  Severity: {doc.severity}\nFix: {doc.fix_hint}\n\n"
+                         f"{doc.markdown}\n")
         return EXIT_CLEAN
+    docs = [rule_doc(rule.id) for rule in all_rules()]
     if args.format == "json":
-        write_stdout(json.dumps([_rule_dict(rule) for rule in all_rules()], indent=2) + "\n")
+        write_stdout(json.dumps([_rule_dict(doc) for doc in docs if doc], indent=2) + "\n")
         return EXIT_CLEAN
-    write_stdout("".join(f"{rule.id}  {rule.name:<32} {','.join(rule.gb_ids):<16} {rule.fix_hint}\n"
-                         for rule in all_rules()))
+    write_stdout("".join(f"{doc.id}  {doc.name:<32} {','.join(doc.gb_ids) or doc.kind:<16} {doc.fix_hint}\n"
+                         for doc in docs if doc))
     return EXIT_CLEAN
 
 
-def _rule_dict(rule) -> dict:
-    return {"id": rule.id, "name": rule.name, "gb_ids": list(rule.gb_ids), "severity": rule.severity,
-            "message": rule.message, "fix": rule.fix_hint, "docs": rule.documentation()}
+def _rule_dict(doc) -> dict:
+    return {"id": doc.id, "name": doc.name, "gb_ids": list(doc.gb_ids), "severity": doc.severity,
+            "kind": doc.kind, "message": doc.summary, "fix": doc.fix_hint, "docs": doc.markdown}
 
 
 def lsp_command(args: argparse.Namespace) -> int:
@@ -373,8 +396,60 @@ def lsp_command(args: argparse.Namespace) -> int:
 
 
 
+def _fix_targets(args: argparse.Namespace, files: list[str], config: Config) -> list[TargetSpec]:
+    """What `fix --verify` runs: `--entry`/`--inputs`, else the targets the files declare or the
+    modules they define that can be built with no arguments."""
+    from breakscan.confirm import discover_targets
+
+    if args.entry:
+        path, expression = _entry_target(args, config)
+        return discover_targets(path, entry=expression, inputs=args.inputs)[0]
+    if args.inputs:
+        raise UsageError("--inputs needs --entry")
+    return [spec for path in files for spec in discover_targets(path)[0]]
+
+
+def _verified_fix(args: argparse.Namespace, files: list[str], config: Config,
+                  allowed: tuple[Applicability, ...], report: Report) -> int:
+    """`fix --verify`: fixes tried on the targets, written (or shown with `--diff`) only when kept."""
+    from breakscan.confirm import run_targets
+    from breakscan.fixes.apply import write_atomically
+    from breakscan.fixes.edits import unified_diff
+    from breakscan.fixes.verify import verify_fixes
+    from breakscan.report.fix_verify import verification_json, verification_text
+
+    texts = {}
+    for path in files:
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                texts[path] = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            report.errors.append(FileError(path, f"cannot read: {error}"))
+
+    def run(specs: list[TargetSpec], extras: list[dict]):
+        return run_targets(specs, device=args.device, timeout=args.timeout, src_roots=config.src_roots,
+                           memory_limit=memory_limit(args), extras=extras)
+
+    verification = verify_fixes(texts, _fix_targets(args, files, config), config, allowed, run)
+    diffs = [unified_diff(path, before, after) for path, (before, after) in verification.texts.items()]
+    if not args.diff:
+        for path, (_, after) in verification.texts.items():
+            try:
+                write_atomically(path, after)
+            except OSError as error:
+                report.errors.append(FileError(path, f"not fixed, left as it was: {error}"))
+    if args.format == "json":
+        write_stdout(json.dumps(verification_json(verification, report, written=not args.diff), indent=2) + "\n")
+    else:
+        write_stdout(verification_text(verification) + ("".join(diffs) if args.diff else ""))
+    if verification.problem or report.errors:
+        return 1
+    return 1 if (args.diff and diffs) or any(not t.kept for t in verification.trials) else EXIT_CLEAN
+
+
 def fix_command(args: argparse.Namespace) -> int:
-    """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`)."""
+    """Apply the fixes with exact edits (safe ones; `--unsafe`: unsafe too), or print them (`--diff`);
+    with `--verify`, only those that running the targets shows to remove breaks and nothing else."""
     from breakscan.files import collect
     from breakscan.fixes.apply import SAFE_ONLY, fix_file
     from breakscan.fixes.edits import unified_diff
@@ -385,6 +460,11 @@ def fix_command(args: argparse.Namespace) -> int:
     config = _config(args.config, args.paths[0])
     collected = collect(args.paths, config.exclude)
     allowed: tuple[Applicability, ...] = ("safe", "unsafe") if args.unsafe else SAFE_ONLY
+    if args.verify:
+        report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors))
+        return _verified_fix(args, [p for p in collected.files if not is_notebook(p)], config, allowed, report)
+    if args.entry or args.inputs:
+        raise UsageError("--entry/--inputs need --verify")
     report = Report(version=__version__, files=len(collected.files), errors=list(collected.errors),
                     fail_on=config.fail_on)
     diffs, applied, changed = [], 0, 0

@@ -47,6 +47,7 @@ class Fix:
     # The file `edits` apply to: the finding's, or for a construct inside an installed library
     # the user's file that calls into it. None for advice without edits.
     path: str | None = None
+    kind: str | None = None  # the refactoring it is: `keep_as_tensor`, `select_with_where`... (None: the rule's hint)
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,13 @@ class BreakRef:
     at_site: bool = True
 
 
+# Rule ids of this prefix predict recompilations (no GB ids); "BR000" is one no rule predicted.
+RECOMPILE_RULES = "BR"
+
+
 @dataclass(frozen=True)
 class Finding:
-    rule: str
+    rule: str  # BSxxx: a graph break; BRxxx: a recompilation (RECOMPILE_RULES)
     name: str
     path: str
     span: Span
@@ -157,6 +162,38 @@ class GraphInfo:
     ops: tuple[str, ...] = ()
     lines: tuple[int, ...] = ()  # user source lines the graph's ops came from
     path: str | None = None
+    compile_time: float = 0.0  # seconds of the frame compile that produced it
+    recompiled: bool = False  # produced by a recompilation (a guard of an earlier compile failed)
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """A run's outputs (and a training module's parameter gradients) against a reference run of
+    the same calls from the same seed: the original code, eagerly."""
+
+    outputs_match: bool
+    gradients_match: bool | None  # None: the target does not train (no gradients to compare)
+    max_difference: float  # largest absolute difference seen (inf: not comparable)
+    detail: str | None = None  # what differs, when it is more than values
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    @property
+    def same(self) -> bool:
+        return self.outputs_match and self.gradients_match is not False
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """Recompilations caused by one guarded value, merged over their occurrences."""
+
+    path: str  # the user line whose value was guarded (else the recompiled function's first line)
+    line: int
+    function: str  # the function compiled again
+    guard: str  # the guard that failed, as TorchDynamo writes it (its first occurrence)
+    reason: str  # TorchDynamo's advice for this guard, else what failed
+    count: int = 1
+    limit_hit: bool = False  # the function reached the recompile limit and now runs eagerly
 
 
 @dataclass(frozen=True)
@@ -170,6 +207,9 @@ class TargetSpec:
     # What to tell the user to add when `inputs` is None and the first layer does not tell the
     # shape; None: declare the inputs in the file.
     missing_inputs: str | None = None
+    # The entry compiles what it needs itself (a training loop calling a compiled step): it is
+    # called as it is, under the capture, instead of being compiled.
+    compiles_itself: bool = False
 
     @property
     def label(self) -> str:
@@ -189,6 +229,11 @@ class TargetResult:
     breaks: tuple[Break, ...] = ()
     wall_time: float = 0.0
     torch_version: str | None = None
+    recompiles: tuple[Recompile, ...] = ()
+    compile_count: int = 0  # frame compiles TorchDynamo ran, recompilations included
+    compile_time: float = 0.0  # seconds spent in them
+    calls: int = 1  # calls of the target that ran
+    output_check: OutputCheck | None = None  # when the run was compared with a reference
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What a rule id means, for places that show rules to people: SARIF rule metadata, LSP hovers.
 
-Covers the lint's rules and BS000, the id the fuser gives a break that no rule predicted.
+Covers the lint's rules, and BS000 and BR000, the ids the fuser gives a break and a recompilation
+that no rule predicted.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class RuleDoc:
     markdown: str  # the full documentation
     severity: Severity
     gb_ids: tuple[str, ...]
+    kind: str = "break"  # or "recompile" (see Rule.kind)
 
     @property
     def help_uri(self) -> str:
@@ -48,16 +50,33 @@ _UNPREDICTED = RuleDoc(
 )
 
 
+_UNPREDICTED_RECOMPILE = RuleDoc(
+    id="BR000",
+    name="unpredicted-recompile",
+    summary="a recompilation TorchDynamo did that no rule predicted",
+    fix_hint="read the failed guard and its advice: mark the varying dimension dynamic, keep numbers as 0-d "
+             "tensors, or keep the guarded value out of compiled code",
+    markdown="## What it does\nReports a recompilation seen while running a target's calls under TorchDynamo: a "
+             "guard of an earlier compile failed on the value of this line.\n\n## Why is this bad?\nEvery "
+             "recompilation compiles the function again (seconds to minutes); at the recompile limit (8) "
+             "TorchDynamo gives up and runs the function eagerly.",
+    severity="warning",
+    gb_ids=(),
+    kind="recompile",
+)
+
+
 @functools.cache
 def all_rule_docs() -> tuple[RuleDoc, ...]:
     from breakscan.lint.rules import all_rules
 
-    docs = [_UNPREDICTED]
+    docs = [_UNPREDICTED, _UNPREDICTED_RECOMPILE]
     for rule in all_rules():
         docs.append(RuleDoc(rule.id, rule.name, rule.message, rule.fix_hint, rule.documentation(), rule.severity,
-                            tuple(rule.gb_ids)))
+                            tuple(rule.gb_ids), rule.kind))
     return tuple(docs)
 
 
 def rule_doc(rule_id: str) -> RuleDoc | None:
-    return next((doc for doc in all_rule_docs() if doc.id == rule_id), None)
+    """By id (any case) or name."""
+    return next((doc for doc in all_rule_docs() if doc.id == rule_id.upper() or doc.name == rule_id), None)

@@ -80,7 +80,7 @@ def test_every_emitted_key_is_documented_and_every_documented_key_is_emitted(tmp
     documented, pending = documented_keys()
     assert emitted - documented == set(), "keys missing from docs/json-format.md"
     assert documented - emitted == set(), "keys documented but never emitted"
-    assert pending and not pending & emitted, f"now emitted: remove {NOT_EMITTED_YET} from their rows"
+    assert not pending & emitted, f"now emitted: remove {NOT_EMITTED_YET} from their rows"
 
 
 def test_a_cli_report_only_has_documented_keys(tmp_path):
@@ -94,7 +94,7 @@ def test_the_docs_parser_sees_the_tables():
     documented, pending = documented_keys()
     assert {"breakscan", "findings[].rule", "findings[].fix.edits[].replacement", "targets[].graph.nodes[].why",
             "verify.targets[].new[].what", "errors[].line", "warnings[].line"} <= documented
-    assert {"targets[].recompiles", "targets[].recompiles[].guard"} <= pending
+    assert {"targets[].recompiles", "targets[].recompiles[].guard"} <= documented
     assert "targets[].breaks[].library.package" in documented
 
 

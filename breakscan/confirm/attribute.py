@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from breakscan.confirm.capture import BreakEvent, GraphEvent, parse_message
+from breakscan.confirm.capture import BreakEvent, CompileEvent, GraphEvent, parse_message
 from breakscan.confirm.registry import Registry
 from breakscan.model import Break, Frame, GraphInfo, LibraryFrame
 
@@ -242,9 +242,17 @@ def merge_breaks(events: Iterable[BreakEvent], user: UserFiles, registry: Regist
     return list(sites.values())
 
 
-def graph_infos(events: Iterable[GraphEvent], user: UserFiles) -> list[GraphInfo]:
-    """Ops per graph and the user lines they came from (in the file most of them came from); graphs
-    without operations are left out."""
+def graph_infos(events: Iterable[GraphEvent], user: UserFiles,
+                compiles: Sequence[CompileEvent] = ()) -> list[GraphInfo]:
+    """Ops per graph and the user lines they came from (in the file most of them came from), with
+    the time of the frame compile that produced it; graphs without operations are left out."""
+    seconds = {event.number: event.seconds for event in compiles}
+    # A compile of a function compiled before (in this run) is a recompilation.
+    compiled_before, recompiled = set(), set()
+    for event in compiles:
+        if event.code in compiled_before:
+            recompiled.add(event.number)
+        compiled_before.add(event.code)
     infos: list[GraphInfo] = []
     for event in events:
         if not event.ops:  # an empty graph runs nothing: left out, and not counted
@@ -256,5 +264,7 @@ def graph_infos(events: Iterable[GraphEvent], user: UserFiles) -> list[GraphInfo
                 origins.append((frames[found].path, frames[found].line))
         path = Counter(p for p, _ in origins).most_common(1)[0][0] if origins else None
         lines = tuple(sorted({line for p, line in origins if p == path}))
-        infos.append(GraphInfo(index=len(infos), op_count=len(event.ops), ops=event.ops, lines=lines, path=path))
+        infos.append(GraphInfo(index=len(infos), op_count=len(event.ops), ops=event.ops, lines=lines, path=path,
+                               compile_time=round(seconds.get(event.compile, 0.0), 4),
+                               recompiled=event.compile in recompiled))
     return infos

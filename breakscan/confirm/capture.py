@@ -8,7 +8,9 @@ lists only those that ended a graph, and misses breaks that skip a whole frame. 
   break occurrence, with the exception (`gb_type`, `real_stack`, full message);
 - `ConvertFrameAssert.__call__` sees each frame Dynamo compiles, and the soft failures that
   make it skip a frame without passing through `log_graph_break` (`exc.logged` is False);
-- `OutputGraph.call_user_compiler(gm, example_inputs)` sees each graph, whatever the backend.
+- `OutputGraph.call_user_compiler(gm, example_inputs)` sees each graph, whatever the backend;
+- `convert_frame.get_and_maybe_log_recompilation_reasons` sees each recompilation with the
+  guards that failed (Dynamo's own text, with the user line the guarded value came from).
 
 The worker also turns off a costly compile-time metric (`without_guard_profiling`).
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import astuple, dataclass, field
@@ -66,6 +69,29 @@ class GraphEvent:
 
 
 @dataclass(frozen=True)
+class RecompileEvent:
+    """A frame compiled again because the guards of every earlier compile of it failed."""
+
+    code: Frame  # the recompiled function (its first line)
+    reason: str  # Dynamo's reason for the newest cache entry: `0/2: <guard>  # <source> ...`
+    region: Region
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """One frame compile, timed from Dynamo's entry to its return (tracing and the backend)."""
+
+    number: int
+    code: Frame
+    region: Region
+    seconds: float
+    limit_hit: bool = False  # Dynamo refused to compile it again: the recompile limit was reached
+
+
+_LIMIT_HIT = "Dynamo recompile limit exceeded"
+
+
+@dataclass(frozen=True)
 class _Compile:
     region: Region
     is_root: bool  # the compiled frame is its region's top function
@@ -77,6 +103,8 @@ class _Compile:
 class Capture:
     breaks: list[BreakEvent] = field(default_factory=list)
     graphs: list[GraphEvent] = field(default_factory=list)
+    recompiles: list[RecompileEvent] = field(default_factory=list)
+    compiles: list[CompileEvent] = field(default_factory=list)
     _roots: set[tuple[str, int]] = field(default_factory=set, repr=False)
     _compiling: list[_Compile] = field(default_factory=list, repr=False)
     _started: int = field(default=0, repr=False)
@@ -101,6 +129,10 @@ class Capture:
 
     def _leave(self) -> None:
         self._compiling.pop()
+
+
+def _code_frame(code) -> Frame:
+    return Frame(code.co_filename, code.co_firstlineno, code.co_name)
 
 
 def _frames(stack) -> tuple[Frame, ...]:
@@ -141,6 +173,7 @@ def capturing() -> Iterator[Capture]:
     translator = symbolic_convert.InstructionTranslatorBase
     orig_log, orig_convert = translator.log_graph_break, convert_frame.ConvertFrameAssert.__call__
     orig_compiler = output_graph.OutputGraph.call_user_compiler
+    orig_reasons = convert_frame.get_and_maybe_log_recompilation_reasons
 
     def record_break(exc, stack, skips_frame: bool, fallback: Frame) -> None:
         current = capture.current()
@@ -169,9 +202,11 @@ def capturing() -> Iterator[Capture]:
     def convert(self, frame, *args, **kwargs):
         code = frame.f_code
         capture._enter(code, sys._getframe(1))
+        started, limit_hit = time.perf_counter(), False
         try:
             return orig_convert(self, frame, *args, **kwargs)
         except Exception as exc:
+            limit_hit = getattr(exc, "gb_type", None) == _LIMIT_HIT
             # A soft failure raised outside the translator: the frame is skipped, unlogged. It
             # counts where Dynamo would log it (it got as far as a compile id), or where it
             # refuses a region's top function outright (`torch.compile` of a generator); not for
@@ -182,7 +217,18 @@ def capturing() -> Iterator[Capture]:
                 record_break(exc, getattr(exc, "real_stack", None), True, fallback)
             raise
         finally:
+            current = capture.current()
+            capture.compiles.append(CompileEvent(current.number, _code_frame(code), current.region,
+                                                 time.perf_counter() - started, limit_hit))
             capture._leave()
+
+    def recompilation_reasons(cache_entries, frame, *args, **kwargs):
+        reasons = orig_reasons(cache_entries, frame, *args, **kwargs)
+        current = capture.current()
+        code = _code_frame(frame.f_code)
+        capture.recompiles.append(RecompileEvent(code, reasons[0] if reasons else "",
+                                                 current.region if current else Region(*astuple(code))))
+        return reasons
 
     def call_user_compiler(self, gm, example_inputs):
         current = capture.current()
@@ -193,9 +239,11 @@ def capturing() -> Iterator[Capture]:
     translator.log_graph_break = log_graph_break
     convert_frame.ConvertFrameAssert.__call__ = convert
     output_graph.OutputGraph.call_user_compiler = call_user_compiler
+    convert_frame.get_and_maybe_log_recompilation_reasons = recompilation_reasons
     try:
         yield capture
     finally:
+        convert_frame.get_and_maybe_log_recompilation_reasons = orig_reasons
         translator.log_graph_break = orig_log
         convert_frame.ConvertFrameAssert.__call__ = orig_convert
         output_graph.OutputGraph.call_user_compiler = orig_compiler

@@ -17,7 +17,7 @@ import linecache
 import os
 from dataclasses import dataclass, field
 
-from breakscan.model import Break, BreakRef, Finding, Frame, LibrarySite, Span, TargetResult
+from breakscan.model import RECOMPILE_RULES, Break, BreakRef, Finding, Frame, LibrarySite, Span, TargetResult
 
 Site = tuple[str, int]
 
@@ -62,15 +62,51 @@ def _count_in_first_target(refs: tuple[BreakRef, ...], targets: list[TargetResul
 def fuse(findings: list[Finding], targets: list[TargetResult]) -> list[Finding]:
     fused: list[Finding] = []
     matched: set[tuple[int, int]] = set()
+    recompiled: set[tuple[int, int]] = set()
     starts = {_site(finding.path, finding.line) for finding in findings}
     for finding in findings:
+        if finding.rule.startswith(RECOMPILE_RULES):
+            fused.append(_with_recompiles(finding, targets, recompiled))
+            continue
         refs = _refs(finding, targets, starts)
         if refs:
             matched.update((r.target, r.index) for r in refs)
             finding = finding.with_status("confirmed", count=_count_in_first_target(refs, targets),
                                           target=targets[refs[0].target].name, breaks=refs)
         fused.append(finding)
-    return fused + _unpredicted(targets, matched)
+    return fused + _unpredicted(targets, matched) + _unpredicted_recompiles(targets, recompiled)
+
+
+def _with_recompiles(finding: Finding, targets: list[TargetResult], matched: set[tuple[int, int]]) -> Finding:
+    """A recompile finding, confirmed by the recompilations whose guarded value is on its line."""
+    here = _site(finding.path, finding.line)
+    found = [(t, i) for t, target in enumerate(targets) for i, item in enumerate(target.recompiles)
+             if _site(item.path, item.line) == here]
+    if not found:
+        return finding
+    matched.update(found)
+    first = found[0][0]
+    count = sum(targets[t].recompiles[i].count for t, i in found if t == first)
+    return finding.with_status("confirmed", count=count, target=targets[first].name)
+
+
+def _unpredicted_recompiles(targets: list[TargetResult], matched: set[tuple[int, int]]) -> list[Finding]:
+    """A BR000 finding per recompilation site no rule predicted: an error when the function hit
+    the recompile limit (it then runs eagerly), else a warning (each costs a compile)."""
+    found = []
+    for t, target in enumerate(targets):
+        for i, item in enumerate(target.recompiles):
+            if (t, i) in matched:
+                continue
+            limit = "; the recompile limit was hit: it now runs eagerly" if item.limit_hit else ""
+            found.append(Finding(
+                rule=f"{RECOMPILE_RULES}000", name="unpredicted-recompile", path=item.path,
+                span=_line_span(item.path, item.line),
+                message=(f"{item.function} recompiled ×{item.count} because the guard `{item.guard}` failed"
+                         f"{limit}: {item.reason}"),
+                gb_ids=(), severity="error" if item.limit_hit else "warning", chain=(item.function,),
+                status="dynamic-only", count=item.count, target=target.name))
+    return found
 
 
 @dataclass

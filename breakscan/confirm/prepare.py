@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import random
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -20,6 +22,7 @@ from torch.utils._pytree import tree_map_only
 from breakscan.confirm.capture import original_callable
 from breakscan.confirm.discover import declaration_hint
 from breakscan.confirm.locate import ModuleSite
+from breakscan.confirm.sources import text_loader
 from breakscan.model import TargetSpec
 
 # Layers that keep their input's shape: looked through when synthesising inputs. Any other
@@ -27,6 +30,9 @@ from breakscan.model import TargetSpec
 _SHAPE_KEEPING = (nn.Identity, nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d,
                   nn.AlphaDropout, nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid,
                   nn.LeakyReLU, nn.ELU, nn.Softplus, nn.Mish, nn.Hardswish)
+
+
+SEED = 1234
 
 
 class Skip(Exception):
@@ -56,6 +62,10 @@ def forget_other_copies(name: str, search_path: tuple[str, ...]) -> None:
             del sys.modules[key]
 
 
+def forget_modules() -> None:
+    _modules.clear()
+
+
 def load_module(path: str, site: ModuleSite) -> ModuleType:
     """Import the user's file once per worker as the module it is: in a package, by its dotted
     name with its import root first on sys.path (relative and absolute imports of the project
@@ -71,7 +81,7 @@ def load_module(path: str, site: ModuleSite) -> ModuleType:
     taken = not site.name.isidentifier() or site.name in sys.modules
     put_first_on_path(site.search_path)
     name = f"_breakscan_{len(_modules)}_{site.name}" if taken else site.name
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=text_loader(name, path))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -131,31 +141,90 @@ def synthesize(target: Any) -> tuple[tuple, str | None]:
     return (), f"cannot infer example inputs ({what})"
 
 
-def _arguments(spec: TargetSpec, target: Any, namespace: dict) -> tuple[tuple, dict]:
+@dataclass(frozen=True)
+class Call:
+    args: tuple
+    kwargs: dict
+
+
+# Between calls, a step acts on the target: `lambda m: m.eval()` (its result is ignored).
+Step = Callable[[Any], object]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    target: Any
+    calls: tuple[Call | Step, ...]
+
+    def run(self, function: Callable) -> list[Any]:
+        """Call `function` (the target, or its compiled form) once per call, running the steps
+        between them on the target; the outputs of the calls, in order."""
+        outputs = []
+        for call in self.calls:
+            if isinstance(call, Call):
+                outputs.append(function(*call.args, **call.kwargs))
+            else:
+                call(self.target)
+        return outputs
+
+    @property
+    def call_count(self) -> int:
+        return sum(isinstance(call, Call) for call in self.calls)
+
+
+def _call(value: Any) -> Call:
+    """A tuple is the positional arguments, a dict the keyword arguments, anything else the one
+    argument."""
+    if isinstance(value, tuple):
+        return Call(value, {})
+    if isinstance(value, dict):
+        return Call((), value)
+    return Call((value,), {})
+
+
+def _is_step(value: Any) -> bool:
+    return callable(value) and not isinstance(value, (torch.Tensor, nn.Module))
+
+
+def _calls(spec: TargetSpec, target: Any, namespace: dict) -> tuple[Call | Step, ...]:
+    """The calls `spec.inputs` asks for: one, or a list of calls and steps."""
     if spec.inputs is None:
         args, why = synthesize(target)
         if why:
             advice = spec.missing_inputs or (f"declare its inputs in {os.path.basename(spec.path)}: "
                                              f"{declaration_hint([spec.entry])}")
             raise Skip(f"{spec.entry}: {why}; {advice}")
-        return args, {}
+        return (Call(args, {}),)
     value = eval(spec.inputs, namespace)  # noqa: S307 - the user's own expression
-    if isinstance(value, tuple):
-        return value, {}
-    if isinstance(value, dict):
-        return (), value
-    return (value,), {}
+    if not isinstance(value, list):
+        return (_call(value),)
+    calls = tuple(item if _is_step(item) else _call(item) for item in value)
+    if not any(isinstance(call, Call) for call in calls):
+        raise Skip(f"{spec.entry}: the list of calls {spec.inputs!r} has no call in it")
+    return calls
 
 
-def prepare(spec: TargetSpec, site: ModuleSite, device: str) -> tuple[Callable, tuple, dict]:
-    """(callable or module, args, kwargs), moved to `device`."""
+def seed_everything() -> None:
+    """The same random state for every run of a target (a fix is verified against the same
+    weights and inputs): Python's, NumPy's when it is there, and torch's on every device."""
+    random.seed(SEED)
+    torch.manual_seed(SEED)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(SEED)
+
+
+def prepare(spec: TargetSpec, site: ModuleSite, device: str) -> Prepared:
+    """The callable or module, and its calls with their tensors moved to `device`."""
+    seed_everything()
     # `torch` is there for the expressions even where the module imports only `from torch import nn`.
     namespace = {"torch": torch, **load_module(spec.path, site).__dict__}
     target = original_callable(eval(spec.entry, namespace))  # noqa: S307 - the user's own expression
     if isinstance(target, type) and issubclass(target, nn.Module):
         target = target()
-    args, kwargs = _arguments(spec, target, namespace)
+    calls = _calls(spec, target, namespace)
     if isinstance(target, nn.Module):
         target = target.to(device)
-    moved = tree_map_only(torch.Tensor, lambda tensor: tensor.to(device), (args, kwargs))
-    return target, *moved
+    moved = tuple(Call(*tree_map_only(torch.Tensor, lambda tensor: tensor.to(device), (call.args, call.kwargs)))
+                  if isinstance(call, Call) else call for call in calls)
+    return Prepared(target, moved)

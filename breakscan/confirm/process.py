@@ -152,6 +152,9 @@ def environment(parallel: int) -> dict[str, str]:
     # The worker runs in a temporary folder: the user's relative entries must still mean theirs.
     user_path = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join([package_root, *user_path])
+    # Dynamo's profile of earlier runs (which sizes were dynamic) would hide recompilations and
+    # change them from one run to the next: every run starts from no profile.
+    env["TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO"] = "0"
     if parallel > 1:
         env.setdefault("OMP_NUM_THREADS", "1")  # two workers on few cores: no oversubscription
     return env

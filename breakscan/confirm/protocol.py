@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from breakscan.confirm.locate import ModuleSite
-from breakscan.model import Break, Frame, GraphInfo, LibraryFrame, TargetResult, TargetSpec
+from breakscan.model import Break, Frame, GraphInfo, LibraryFrame, OutputCheck, Recompile, TargetResult, TargetSpec
 
 SENTINEL = "\x1ebreakscan\x1f"
 
@@ -61,4 +61,7 @@ def result_from_json(data: dict[str, Any]) -> TargetResult:
     graphs = tuple(
         GraphInfo(**{**g, "ops": tuple(g["ops"]), "lines": tuple(g["lines"])}) for g in data["graphs"]
     )
-    return TargetResult(**{**data, "breaks": breaks, "graphs": graphs})
+    recompiles = tuple(Recompile(**r) for r in data["recompiles"])
+    check = OutputCheck(**data["output_check"]) if data["output_check"] else None
+    return TargetResult(**{**data, "breaks": breaks, "graphs": graphs, "recompiles": recompiles,
+                           "output_check": check})

@@ -9,12 +9,13 @@ PYTHONDONTWRITEBYTECODE=1, so nothing is written into the user's tree.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from breakscan.confirm.attribute import project_root
@@ -58,6 +59,44 @@ class Interrupted(KeyboardInterrupt):
 _PARALLEL_FROM = 4  # a second worker (another torch import) pays off from this many targets
 
 
+class _IdleWorkers:
+    """Workers kept between runs (`reusing_workers`), in the folder they were started in."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.workers: list[WorkerProcess] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> WorkerProcess | None:
+        with self.lock:
+            return self.workers.pop() if self.workers else None
+
+    def keep(self, worker: WorkerProcess) -> None:
+        with self.lock:
+            self.workers.append(worker)
+
+
+_idle: _IdleWorkers | None = None
+
+
+@contextlib.contextmanager
+def reusing_workers() -> Iterator[None]:
+    """Within the block, a run leaves its workers started for the next run (torch imported once
+    for a sequence of runs that depend on each other, as `fix --verify`'s); they stop at its end."""
+    global _idle
+    if _idle is not None:  # an enclosing block keeps them already
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="breakscan-") as folder:
+        _idle = _IdleWorkers(folder)
+        try:
+            yield
+        finally:
+            idle, _idle = _idle, None
+            for worker in idle.workers:
+                worker.close()
+
+
 @dataclass(frozen=True)
 class Job:
     payload: dict  # what the worker runs
@@ -84,7 +123,8 @@ class _Pool:
         self._cannot_start: str | None = None  # set once: then no job starts another worker
 
     def run(self) -> list[list[TargetResult]]:
-        with tempfile.TemporaryDirectory(prefix="breakscan-") as folder:
+        with contextlib.ExitStack() as stack:
+            folder = _idle.folder if _idle else stack.enter_context(tempfile.TemporaryDirectory(prefix="breakscan-"))
             env = environment(self.parallel)
             threads = [threading.Thread(target=self._drain, args=(folder, env), daemon=True)
                        for _ in range(self.parallel)]
@@ -115,7 +155,10 @@ class _Pool:
                     self._progress(Step(index, len(self.jobs), job.name, job.path, phase, results))
 
     def _drain(self, folder: str, env: dict[str, str]) -> None:
-        worker: WorkerProcess | None = None
+        worker: WorkerProcess | None = _idle.take() if _idle else None
+        if worker is not None:
+            with self._lock:
+                self._live.add(worker)  # Ctrl-C stops it as any other
         try:
             while not self._stopping:
                 try:
@@ -128,7 +171,11 @@ class _Pool:
                 self.results[index] = results
                 self._say(index, "done", tuple(results))
         finally:
-            if worker:
+            if worker and _idle and not self._stopping:
+                with self._lock:
+                    self._live.discard(worker)
+                _idle.keep(worker)
+            elif worker:
                 self._retire(worker, worker.close)
 
     def _retire(self, worker: WorkerProcess, how: Callable[[], None]) -> None:
@@ -206,19 +253,23 @@ def _for_display(result: TargetResult, path: str) -> TargetResult:
         return replace(g, path=_display_path(g.path) if g.path else None)
 
     return replace(result, path=path, breaks=tuple(brk(b) for b in result.breaks),
-                   graphs=tuple(graph(g) for g in result.graphs))
+                   graphs=tuple(graph(g) for g in result.graphs),
+                   recompiles=tuple(replace(r, path=_display_path(r.path)) for r in result.recompiles))
 
 
 def run_targets(specs: list[TargetSpec], *, device: str = "auto", timeout: float = 300.0,
                 progress: Progress | None = None, src_roots: tuple[str, ...] = (),
-                memory_limit: int | None = None) -> list[TargetResult]:
+                memory_limit: int | None = None, extras: list[dict] | None = None) -> list[TargetResult]:
     """Confirm every spec; one result per spec, in order. Each file is imported as the module it
     is in its project (`src_roots`: config `src`), see `locate.py`. `memory_limit`: bytes per
-    worker process (None: no limit). Ctrl-C raises `Interrupted` with the finished results."""
+    worker process (None: no limit). `extras`: more fields for each spec's job (replaced sources,
+    a reference to compare outputs with: see the worker). Ctrl-C raises `Interrupted` with the
+    finished results."""
     jobs = []
-    for spec in specs:
+    for index, spec in enumerate(specs):
         absolute = os.path.abspath(spec.path)
         payload = target_job(replace(spec, path=absolute), device, module_site(absolute, src_roots))
+        payload.update(extras[index] if extras else {})
         jobs.append(Job(payload, spec.label, spec.path, project_root(absolute)))
     parallel = 2 if len(jobs) >= _PARALLEL_FROM and (os.cpu_count() or 1) >= 2 else 1
     pool = _Pool(jobs, timeout=timeout, parallel=parallel, progress=progress, memory_limit=memory_limit)

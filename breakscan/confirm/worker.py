@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import math
 import os
 import resource
 import runpy
@@ -34,7 +35,8 @@ from breakscan.confirm.attribute import (
 from breakscan.confirm.capture import capturing, parse_stack_trace, without_guard_profiling
 from breakscan.confirm.protocol import encode, result_to_json, site_from_json
 from breakscan.confirm.results import build_result
-from breakscan.model import Frame, TargetResult, TargetSpec, TargetStatus
+from breakscan.confirm.sources import use_sources
+from breakscan.model import Frame, OutputCheck, TargetResult, TargetSpec, TargetStatus
 
 
 def _private_streams() -> tuple[TextIO, TextIO]:
@@ -134,35 +136,88 @@ def out_of_memory(exc: BaseException) -> bool:
 
 
 def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
+    """Compile the target and make its calls under the capture. With `sources`, the project is
+    imported afresh with those texts in place of its files (a fix being tried); with `reference`,
+    the compiled outputs are compared with the original's eager ones (see `_reference`)."""
     import torch
 
-    from breakscan.confirm.prepare import Skip, prepare, resolve_device
+    from breakscan.confirm import outputs
+    from breakscan.confirm.prepare import forget_modules, prepare, resolve_device
 
     spec = TargetSpec(**job["spec"])
     user = UserFiles([project_root(spec.path)])
     started = time.perf_counter()
-    device, status, error = job["device"], "ok", None
+    device, calls, check, reference = job["device"], 0, None, job.get("reference")
     torch._dynamo.reset()
     # A target module may set torch._dynamo.config at import; it must not leak into the next target.
     dynamo_config = torch._dynamo.config.get_config_copy()
+    if "sources" in job:
+        use_sources(job["sources"], user.__contains__, forget_modules)
+
+    def setup() -> None:
+        nonlocal device, expected
+        device = resolve_device(device)
+        phase("importing")
+        expected = _reference(spec, site, device, reference) if reference else None
+
+    def compile_and_call() -> None:
+        nonlocal calls, check
+        prepared = prepare(spec, site, device)
+        phase("compiling")
+        compiled = prepared.target if spec.compiles_itself else torch.compile(prepared.target, backend="eager")
+        if reference:
+            actual = outputs.record(prepared, compiled)
+            check = outputs.compare(expected, actual) if expected else None
+            calls = prepared.call_count
+        else:
+            calls = len(prepared.run(compiled))
+
+    site, expected = site_from_json(job["module"]), None
+    status, error = attempt(setup, user)  # eager runs: outside the capture
     with capturing() as capture:
-        try:
-            device = resolve_device(device)
-            phase("importing")
-            target, args, kwargs = prepare(spec, site_from_json(job["module"]), device)
-            phase("compiling")
-            torch.compile(target, backend="eager")(*args, **kwargs)
-        except Skip as exc:
-            status, error = "skipped", str(exc)
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's code is a result
-            status, error = failure(exc, user)
-        except SystemExit as exc:
-            status, error = "failed", f"SystemExit: the code called exit({exc.code})"
+        if status == "ok":
+            status, error = attempt(compile_and_call, user)
     torch._dynamo.config.load_config(dynamo_config)
     torch._dynamo.reset()
+    if reference and expected is None and status == "ok" and "save" in reference:
+        check = OutputCheck(False, None, math.inf, "two eager runs of the original from the same seed "
+                            "give different outputs: a fix cannot be shown to change nothing")
     return [build_result(spec.label, spec.path, capture.breaks, capture.graphs, user, status=status,
                          error=error, device=device, torch_version=torch.__version__,
-                         wall_time=time.perf_counter() - started)]
+                         wall_time=time.perf_counter() - started, recompiles=capture.recompiles,
+                         compiles=capture.compiles, calls=calls, output_check=check)]
+
+
+def attempt(body: Callable[[], None], user: UserFiles) -> tuple[TargetStatus, str | None]:
+    """Run the user's code; any failure of it is a result, not an error of breakscan."""
+    from breakscan.confirm.prepare import Skip
+
+    try:
+        body()
+    except Skip as exc:
+        return "skipped", str(exc)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's code is a result
+        return failure(exc, user)
+    except SystemExit as exc:
+        return "failed", f"SystemExit: the code called exit({exc.code})"
+    return "ok", None
+
+
+def _reference(spec: TargetSpec, site, device: str, reference: dict) -> dict | None:
+    """With `save`: the original run eagerly, twice, each from a fresh build and the seed (a
+    target that gives other outputs each time cannot show that a fix changed nothing: then
+    None), kept in the file. With `compare`: what that file holds."""
+    from breakscan.confirm import outputs
+    from breakscan.confirm.prepare import prepare
+
+    if "compare" in reference:
+        return outputs.load(reference["compare"]) if os.path.exists(reference["compare"]) else None
+    first = outputs.record(prepared := prepare(spec, site, device), prepared.target)
+    second = outputs.record(again := prepare(spec, site, device), again.target)
+    if not outputs.compare(first, second).same:
+        return None
+    outputs.save(first, reference["save"])
+    return first
 
 
 def failure(exc: BaseException, user: UserFiles) -> tuple[TargetStatus, str]:
@@ -206,12 +261,15 @@ def run_script(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
             status, error = failure(exc, user)
     common = dict(device=device, torch_version=torch.__version__, wall_time=time.perf_counter() - started)
     results = []
-    for region in dict.fromkeys(e.region for e in capture.breaks + capture.graphs):
+    for region in dict.fromkeys(e.region for e in [*capture.breaks, *capture.graphs, *capture.recompiles]):
         function = qualified_name(region.path, region.line, real_function_name(region.function))
         breaks = [b for b in capture.breaks if b.region == region]
         graphs = [g for g in capture.graphs if g.region == region]
         name = f"{function} ({os.path.basename(region.path)}:{region.line})"
-        results.append(build_result(name, region.path, breaks, graphs, user, **common))
+        results.append(build_result(name, region.path, breaks, graphs, user,
+                                    recompiles=[r for r in capture.recompiles if r.region == region],
+                                    compiles=[c for c in capture.compiles if c.region == region],
+                                    calls=0, **common))
     if error or not results:
         status = status if error else "skipped"
         error = error or "the script ran no torch.compile region"

@@ -11,14 +11,15 @@ import ast
 import linecache
 import os
 import tempfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from breakscan.config import Config
+from breakscan.confirm.fuse import fuse
 from breakscan.fixes import attach_fixes
 from breakscan.fixes.edits import apply_edits
 from breakscan.lint.buffer import lint_buffer
-from breakscan.model import Applicability, Edit, FileError, Finding
+from breakscan.model import Applicability, Edit, FileError, Finding, TargetResult
 
 # Each round applies every fix whose edits do not touch another's; what a fix changes can make
 # another applicable (or not) only after the file is linted again.
@@ -54,9 +55,10 @@ def applicable(findings: Iterable[Finding], path: str, allowed: Collection[Appli
     """The findings whose fix edits `path` and is allowed, minus those touching an earlier one's edits."""
     chosen: list[Finding] = []
     taken: list[Edit] = []
+    real = os.path.realpath(path)
     for finding in findings:
         fix = finding.fix
-        if fix is None or not fix.edits or fix.path != path or fix.applicability not in allowed:
+        if fix is None or not fix.edits or fix.applicability not in allowed or os.path.realpath(fix.path or "") != real:
             continue
         if any(_conflict(edit, other) for edit in fix.edits for other in taken):
             continue
@@ -65,11 +67,13 @@ def applicable(findings: Iterable[Finding], path: str, allowed: Collection[Appli
     return chosen
 
 
-def _lint(path: str, text: str, config: Config) -> list[Finding]:
-    """The findings of `text` as the content of `path`, with their fixes."""
+def lint_text(path: str, text: str, config: Config, targets: Sequence[TargetResult] = ()) -> list[Finding]:
+    """The findings of `text` as the content of `path`, with their fixes; with the `targets` run
+    on that text, fused with their breaks (a break no rule predicted gets a fix too)."""
     linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     try:
-        return attach_fixes(lint_buffer(path, {path: text}, config).findings)
+        findings = lint_buffer(path, {path: text}, config).findings
+        return attach_fixes(fuse(findings, list(targets)) if targets else findings, targets)
     finally:
         linecache.cache.pop(path, None)
 
@@ -77,7 +81,7 @@ def _lint(path: str, text: str, config: Config) -> list[Finding]:
 def fix_text(path: str, text: str, config: Config, allowed: Collection[Applicability]) -> FileFixes:
     result = FileFixes(path, text, text)
     for _ in range(MAX_ROUNDS):
-        findings = _lint(path, result.after, config)
+        findings = lint_text(path, result.after, config)
         chosen = applicable(findings, path, allowed)
         result.remaining = findings
         if not chosen:
@@ -89,7 +93,7 @@ def fix_text(path: str, text: str, config: Config, allowed: Collection[Applicabi
             return result
         result.after = after
         result.applied += chosen
-    result.remaining = _lint(path, result.after, config)
+    result.remaining = lint_text(path, result.after, config)
     return result
 
 

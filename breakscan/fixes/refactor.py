@@ -5,6 +5,7 @@ ones that make the enclosing helper function opaque to Dynamo."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from breakscan.fixes.kinds import (
     branches,
@@ -19,7 +20,7 @@ from breakscan.fixes.kinds import (
 )
 from breakscan.fixes.rewrite import Rewrite, to_fix
 from breakscan.fixes.source import SourceModule
-from breakscan.model import Finding, Fix
+from breakscan.model import RECOMPILE_RULES, Finding, Fix
 
 Suggester = Callable[[SourceModule, Finding], Rewrite | None]
 
@@ -67,6 +68,8 @@ HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable
 
 
 def candidates(finding: Finding) -> tuple[Suggester, ...]:
+    if finding.rule.startswith(RECOMPILE_RULES):  # a refactor for a break does not stop a recompile
+        return ()
     if finding.library is not None:  # only the call site is the user's to change
         return (library_calls.run_library_call_eagerly,)
     if finding.rule != "BS000":
@@ -81,5 +84,5 @@ def suggest(src: SourceModule, finding: Finding) -> Fix | None:
         rewrite = suggester(src, finding)
         fix = to_fix(src, rewrite) if rewrite is not None else None
         if fix is not None:
-            return fix
+            return replace(fix, kind=suggester.__name__)
     return None

@@ -19,6 +19,7 @@ _DEFAULTS = {
     "capture_dynamic_output_shape_ops": False,
     "trace_numpy": True,
     "allow_rnn": False,
+    "automatic_dynamic_shapes": True,
 }
 # `fullgraph=True` captures scalar outputs and dynamic output shapes for that compile (2.13).
 _FULLGRAPH_CAPTURES = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})

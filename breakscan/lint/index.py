@@ -126,6 +126,18 @@ class ClassInfo:
 
 
 @dataclass
+class VaryingCall:
+    """`step(x, i)` in `for i in range(n)`, where `step = torch.compile(fn, dynamic=...)` or `fn` is
+    decorated with `@torch.compile(...)`: argument `position` (or `keyword`) of `fn` gets another
+    Python int on each iteration."""
+
+    call: str  # the call as written, for the message: `step(out, i)`
+    position: int | None
+    keyword: str | None
+    dynamic: str | None  # the `dynamic=` given to torch.compile, as written ("False"); None: not given
+
+
+@dataclass
 class ModuleIndex:
     name: str  # dotted module name, e.g. "models.resnet"
     path: str
@@ -145,6 +157,9 @@ class ModuleIndex:
     dynamo: DynamoSettings = NO_SETTINGS
     # Qualified names passed to `torch.compile(..., fullgraph=True)`.
     fullgraph_refs: set[str] = field(default_factory=set)
+    # Compiled functions called in a `for i in range(...)` loop with the loop's int as an argument,
+    # by the function's qualified name (what recompile rules read about how code is called).
+    varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -271,6 +286,11 @@ def _decorator_settings(index: ModuleIndex, node: cst.FunctionDef) -> DynamoSett
     return builder.build(fullgraph)
 
 
+def _keyword(call: cst.Call, keyword: str) -> str | None:
+    """The source of `keyword=...` in the call, if given."""
+    return next((_source(a.value) for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+
 def _keyword_is_true(call: cst.Call, keyword: str) -> bool:
     return any(a.keyword is not None and a.keyword.value == keyword and _source(a.value) == "True" for a in call.args)
 
@@ -390,6 +410,8 @@ class _CompileCallFinder:
         self.index = index
         self.instances: dict[str, str] = {}  # variable -> qualified class it was built from
         self.settings = SettingsBuilder()
+        # name a compiled function is called by -> (its qualified name, `dynamic=` as written)
+        self.compiled_handles: dict[str, tuple[str, str | None]] = {}
 
     def run(self, module: cst.Module) -> None:
         for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call)):
@@ -400,6 +422,36 @@ class _CompileCallFinder:
             else:
                 self.visit_Call(node)
         self.index.dynamo = self.settings.build()
+        self._decorated_handles()
+        if self.compiled_handles:
+            for loop in find_nodes(module, (cst.For,)):
+                self._varying_calls(loop)
+
+    def _decorated_handles(self) -> None:
+        for function in self.index.functions.values():
+            for decorator in function.node.decorators:
+                call = decorator.decorator
+                called = self.index.qualify(dotted_name(call.func if isinstance(call, cst.Call) else call))
+                if called in COMPILE_NAMES and function.class_name is None:
+                    dynamic = _keyword(call, "dynamic") if isinstance(call, cst.Call) else None
+                    self.compiled_handles[function.qualname] = (f"{self.index.name}.{function.qualname}", dynamic)
+
+    def _varying_calls(self, loop: cst.For) -> None:
+        """Calls of compiled functions in `for i in range(...)` given `i` itself."""
+        iterator = loop.iter
+        if not (isinstance(loop.target, cst.Name) and isinstance(iterator, cst.Call)
+                and self.index.qualify(dotted_name(iterator.func)) == "builtins.range"):
+            return
+        variable = loop.target.value
+        for call in find_nodes(loop.body, (cst.Call,)):
+            handle = self.compiled_handles.get(dotted_name(call.func) or "")
+            if handle is None:
+                continue
+            for position, argument in enumerate(call.args):
+                if isinstance(argument.value, cst.Name) and argument.value.value == variable and not argument.star:
+                    keyword = argument.keyword.value if argument.keyword is not None else None
+                    self.index.varying_calls.setdefault(handle[0], []).append(VaryingCall(
+                        _source(call), None if keyword else position, keyword, handle[1]))
 
     def _setting(self, target: cst.BaseExpression) -> str | None:
         """NAME of a `torch._dynamo.config.NAME` expression, however torch was imported."""
@@ -426,6 +478,10 @@ class _CompileCallFinder:
             called = self.index.qualify(dotted_name(node.value.func))
             if called:
                 self.instances[node.targets[0].target.value] = called
+            compiled = node.value.args[0].value if called in COMPILE_NAMES and node.value.args else None
+            if compiled is not None and (dotted_name(compiled) or "") in self.index.functions:
+                self.compiled_handles[node.targets[0].target.value] = (
+                    f"{self.index.name}.{dotted_name(compiled)}", _keyword(node.value, "dynamic"))
             if called in DISABLE_NAMES and node.value.args:
                 # Only the new name is disabled: `g` itself stays traceable after `h = disable(g)`
                 # (and `g = disable(g)` rebinds `g`, which this covers).

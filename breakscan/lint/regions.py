@@ -380,10 +380,12 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
 
 
 def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:
-    """TorchDynamo cannot resume a frame inside a loop: a break there (in the function itself or
-    in a helper it calls there) makes it run the rest of that function eagerly ("graph break in
-    loop, frame skipped"), so the function's later constructs never break. Fixing that first break
-    brings them back, and breakscan reports them then."""
+    """TorchDynamo cannot resume a frame inside a loop or inside a `try` block's body: a break
+    there (in the function itself or in a helper it calls there) makes it run the rest of the
+    frame eagerly (for a loop, "graph break in loop, frame skipped": the whole frame it was
+    tracing, from the last break it resumed after), so the function's later constructs never
+    break. Fixing that first break brings them back, and breakscan reports them then. What breaks
+    only in eager code (`only_if_eager`) is kept where the code runs eagerly, and nowhere else."""
     may_break: dict[str, bool] = {}
 
     def breaks(key: str) -> bool:
@@ -391,13 +393,29 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
             may_break[key] = False  # recursion: assume not while it is being decided
             result = results.get(key)
             may_break[key] = result is not None and (
-                any(f.severity == "error" for f in result.findings) or any(breaks(s.callee.key) for s in result.calls))
+                any(f.severity == "error" and not f.only_if_eager for f in result.findings)
+                or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
     for result in results.values():
-        skip_from = min(
-            [f.order for f in result.findings if f.in_loop and f.severity == "error"]
-            + [s.order for s in result.calls if s.in_loop and breaks(s.callee.key)] + result.frame_skips,
-            default=None)
-        if skip_from is not None:
-            result.findings = [f for f in result.findings if f.order <= skip_from or f.own_frame]
+        certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
+        breaking_calls = [s for s in result.calls if breaks(s.callee.key)]
+        in_loop = ([f.order for f in certain if f.in_loop] + [s.order for s in breaking_calls if s.in_loop]
+                   + result.frame_skips)
+        in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]
+        skip_from = min(in_loop + in_try, default=None)
+        eager_from = None
+        if in_loop:  # the frame traced then started after the last break before it, or at the top
+            first = min(in_loop)
+            eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls] if o < first),
+                             default=-1)
+        if in_try:
+            eager_from = min(min(in_try), eager_from if eager_from is not None else min(in_try))
+        kept = []
+        for finding in result.findings:
+            if finding.only_if_eager:
+                if eager_from is not None and finding.order > eager_from:
+                    kept.append(finding)
+            elif skip_from is None or finding.order <= skip_from or finding.own_frame:
+                kept.append(finding)
+        result.findings = kept

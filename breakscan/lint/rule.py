@@ -18,8 +18,13 @@ if TYPE_CHECKING:
     from breakscan.lint.walker import RegionContext
 
 # Lines of an INVALID example ending with this comment are where the rule must report,
-# and where TorchDynamo must break with one of the rule's GB ids.
+# and where TorchDynamo must break with one of the rule's GB ids; for a recompile rule, the
+# line whose value a failed guard checked when the example's calls are made.
 BREAK_MARKER = "# break"
+RECOMPILE_MARKER = "# recompile"
+# A break another rule predicts, which the example needs (the break that makes code run eagerly):
+# TorchDynamo must break there too, in VALID examples as well.
+OTHER_BREAK_MARKER = "# break (another rule)"
 
 
 @dataclass(frozen=True)
@@ -29,21 +34,37 @@ class Example:
     code: str
     entry: str = "fn"
     inputs: str = "torch.randn(8)"
+    # False: the entry compiles what it calls itself (a loop calling a compiled step) and is run as it is.
+    compiled: bool = True
 
     @property
     def source(self) -> str:
         return textwrap.dedent(self.code).lstrip("\n")
 
+    def marked_lines(self, marker: str) -> tuple[int, ...]:
+        return tuple(
+            number for number, line in enumerate(self.source.splitlines(), 1) if line.rstrip().endswith(marker)
+        )
+
     @property
     def break_lines(self) -> tuple[int, ...]:
-        return tuple(
-            number for number, line in enumerate(self.source.splitlines(), 1) if line.rstrip().endswith(BREAK_MARKER)
-        )
+        return self.marked_lines(BREAK_MARKER)
+
+    @property
+    def other_break_lines(self) -> tuple[int, ...]:
+        return self.marked_lines(OTHER_BREAK_MARKER)
+
+    @property
+    def recompile_lines(self) -> tuple[int, ...]:
+        return self.marked_lines(RECOMPILE_MARKER)
 
 
 class Rule:
     id: ClassVar[str]
     name: ClassVar[str]
+    # "break": the construct breaks the graph (GB ids say how); "recompile" (ids BRxxx, no GB
+    # ids): it makes TorchDynamo compile the function again on later calls.
+    kind: ClassVar[str] = "break"
     gb_ids: ClassVar[tuple[str, ...]]
     # "error": TorchDynamo 2.13 always breaks here; "warning": it breaks in the common case.
     severity: ClassVar[Severity] = "error"
@@ -68,6 +89,11 @@ class Rule:
     def _handler_names(cls) -> tuple[str, ...]:
         """Found once per class: the walker asks for a fresh set of handlers for every function."""
         return tuple(name for name in dir(cls) if name.startswith("on_"))
+
+    @classmethod
+    def example_lines(cls, example: Example) -> tuple[int, ...]:
+        """Where the rule reports on an INVALID example."""
+        return example.recompile_lines if cls.kind == "recompile" else example.break_lines
 
     @classmethod
     def documentation(cls) -> str:

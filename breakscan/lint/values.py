@@ -80,12 +80,18 @@ class Container(Kind):
 
     items: tuple[Value, ...] | None = None
     keys: tuple[tuple[str, Value], ...] | None = None
+    sort: str = ""  # "list", "tuple" or "dict" when known: what iterating it gives TorchDynamo
 
 
-def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None) -> Container:
+def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None,
+              sort: str = "", holds_tensors: bool = False) -> Container:
     held = [*(items or ()), *(value for _, value in keys or ())]
-    holds_tensors = any(value in (TENSOR, TENSORS) for value in held)
-    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys)
+    holds_tensors = holds_tensors or any(value in (TENSOR, TENSORS) for value in held)
+    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys, sort=sort)
+
+
+def sort_of(value: Value) -> str:
+    return value.sort if isinstance(value, Container) else ""
 
 
 def item(value: Value, index: int | str) -> Value | None:
@@ -101,10 +107,13 @@ def item(value: Value, index: int | str) -> Value | None:
 def _join_containers(a: Value, b: Value) -> Value:
     """Position by position where both are containers of the same shape, else the plain kind."""
     if isinstance(a, Container) and isinstance(b, Container):
+        sort = a.sort if a.sort == b.sort else ""
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
-            return container(items=tuple(join(x, y) for x, y in zip(a.items, b.items)))
+            return container(items=tuple(join(x, y) for x, y in zip(a.items, b.items)), sort=sort)
         if a.keys is not None and b.keys is not None and [k for k, _ in a.keys] == [k for k, _ in b.keys]:
-            return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)))
+            return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)), sort=sort)
+        if sort:
+            return container(sort=sort, holds_tensors=TENSORS in (a, b))
     return TENSORS if TENSORS in (a, b) else OTHER
 
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
@@ -249,6 +258,8 @@ BUILTIN_RESULT_KINDS: dict[str, Kind] = {
     "builtins.print": NONE,
 }
 CONTAINER_BUILTINS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted", "builtins.reversed", "builtins.map", "builtins.filter"})
+# What these builtins build, when it is a list or a dict.
+BUILT_SORT = {"builtins.list": "list", "builtins.sorted": "list", "builtins.dict": "dict"}
 
 
 def torch_call_value(qualified: str) -> Value:

@@ -44,8 +44,12 @@ class RawFinding:
     severity: Severity
     fix: Fix | None = None
     in_loop: bool = False
+    in_try: bool = False  # in a `try` block's body: TorchDynamo cannot resume a frame there
     order: int = 0  # source order among the function's findings and calls
     own_frame: bool = False  # it breaks in a frame of its own (see RegionContext._compiled_as_own_frame)
+    # It breaks only where the code runs eagerly, after a break TorchDynamo cannot resume from
+    # (a comprehension then compiled as a frame of its own); kept or dropped by the region pass.
+    only_if_eager: bool = False
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
 
 
@@ -65,6 +69,7 @@ class CallSite:
     keywords: dict[str, v.Value]
     node: cst.Call | cst.Attribute  # an attribute when it reads a property
     in_loop: bool = False
+    in_try: bool = False
     order: int = 0
     spreads: bool = False  # passes `*args` or `**kwargs` on: what they hold is not known here
 
@@ -125,6 +130,11 @@ class RegionContext:
     def value(self, node: cst.BaseExpression) -> v.Value:
         return self._walker.value(node)
 
+    def is_passed_in(self, node: cst.BaseExpression) -> bool:
+        """`node` names a parameter of this function not rebound before here: what the caller
+        passed (a graph input when this is the compiled function)."""
+        return isinstance(node, cst.Name) and node.value in self._walker._parameter_positions
+
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         """Certainly or probably a tensor (an optional tensor counts)."""
         return self._walker.value(node) in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS)
@@ -158,10 +168,13 @@ class RegionContext:
         return module is not None and qualified in module.disabled_names
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
-               severity: Severity | None = None, unknown: cst.BaseExpression | None = None) -> None:
+               severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
+               only_if_eager: bool = False) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
-        is then a warning that names it, not an error."""
+        is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
+        where the function runs eagerly after a break TorchDynamo cannot resume from (the region
+        pass keeps it there and drops it elsewhere)."""
         walker = self._walker
         if self._captured(rule, node):
             return
@@ -172,8 +185,9 @@ class RegionContext:
             message = (f"{message or rule.message} (if `{what}` is a tensor: breakscan cannot tell what it is)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
-                       in_loop=walker.loop_depth > 0, order=next(walker.events),
-                       own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node))
+                       in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
+                       own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
+                       only_if_eager=only_if_eager)
         )
 
     def kinds_at(self, node: cst.CSTNode) -> tuple[tuple[str, str], ...]:
@@ -248,6 +262,7 @@ class RegionWalker(cst.CSTVisitor):
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
+        self.try_depth = 0
         self._silent = False  # in a pass that only brings a loop's values to a fixed point
         # The branches around the node being visited, innermost last. Branches a compile-time guard
         # settles are not conditional.
@@ -359,17 +374,24 @@ class RegionWalker(cst.CSTVisitor):
             return v.join(self.value(node.body), self.value(node.orelse))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             kinds = [self.value(e.value) for e in node.elements]
+            holds_tensors = any(k in (v.TENSOR, v.TENSORS) for k in kinds)
+            sort = "list" if isinstance(node, cst.List) else "tuple" if isinstance(node, cst.Tuple) else ""
             if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-                return v.container(items=tuple(kinds))
-            return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
+                return v.container(items=tuple(kinds), sort=sort)
+            return v.container(sort=sort, holds_tensors=True) if sort and holds_tensors else \
+                v.container(sort=sort) if sort else v.TENSORS if holds_tensors else v.OTHER
         if isinstance(node, cst.Dict):
             kinds = [self.value(e.value) for e in node.elements if isinstance(e, cst.DictElement)]
             keys = [e.key.evaluated_value if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
                     else None for e in node.elements]
             if all(isinstance(key, str) for key in keys):
-                return v.container(keys=tuple(zip(keys, kinds)))
-            return v.TENSORS if any(k in (v.TENSOR, v.TENSORS) for k in kinds) else v.OTHER
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+                return v.container(keys=tuple(zip(keys, kinds)), sort="dict")
+            return v.container(sort="dict", holds_tensors=any(k in (v.TENSOR, v.TENSORS) for k in kinds))
+        if isinstance(node, cst.ListComp):
+            return v.container(sort="list", holds_tensors=self.value(node.elt) in (v.TENSOR, v.TENSORS))
+        if isinstance(node, cst.DictComp):
+            return v.container(sort="dict", holds_tensors=self.value(node.value) in (v.TENSOR, v.TENSORS))
+        if isinstance(node, (cst.GeneratorExp, cst.SetComp)):
             return v.TENSORS if self.value(node.elt) in (v.TENSOR, v.TENSORS) else v.OTHER
         if isinstance(node, cst.NamedExpr):
             return self.value(node.value)
@@ -487,6 +509,8 @@ class RegionWalker(cst.CSTVisitor):
                 return v.TENSOR
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
+            if qualified in v.BUILT_SORT:
+                return v.container(sort=v.BUILT_SORT[qualified], holds_tensors=tensor_argument)
             if qualified in v.CONTAINER_BUILTINS:
                 return v.TENSORS if tensor_argument else v.OTHER
             found = self.project.find_class(qualified)
@@ -611,6 +635,17 @@ class RegionWalker(cst.CSTVisitor):
         method = _AFTER.get(type(original_node))
         if method:
             method(self, original_node)
+
+    def _visit_try(self, node: cst.Try) -> bool:
+        """The body is where a break cannot be resumed from; handlers, `else` and `finally` are
+        walked as usual."""
+        self.try_depth += 1
+        self.walk(node.body)
+        self.try_depth -= 1
+        for part in (*node.handlers, node.orelse, node.finalbody):
+            if part is not None:
+                self.walk(part)
+        return False
 
     def _visit_if(self, node: cst.If) -> bool:
         outcome = self.compile_time_truth(node.test)
@@ -873,7 +908,7 @@ class RegionWalker(cst.CSTVisitor):
     def _after_attribute(self, node: cst.Attribute) -> None:
         prop = self._property(node)
         if prop is not None:  # reading it runs its body under TorchDynamo, as a call would
-            self.result.calls.append(CallSite(prop, [], {}, node, in_loop=self.loop_depth > 0,
+            self.result.calls.append(CallSite(prop, [], {}, node, in_loop=self.loop_depth > 0, in_try=self.try_depth > 0,
                                               order=next(self.events)))
 
     def _after_call(self, node: cst.Call) -> None:
@@ -887,6 +922,7 @@ class RegionWalker(cst.CSTVisitor):
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
         self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
+                                          in_try=self.try_depth > 0,
                                           order=next(self.events), spreads=any(a.star for a in node.args)))
 
 
@@ -1045,6 +1081,7 @@ _SPECIAL = {
     cst.Lambda: RegionWalker._visit_lambda,
     cst.ClassDef: RegionWalker._visit_class,
     cst.ExceptHandler: RegionWalker._visit_except,
+    cst.Try: RegionWalker._visit_try,
 }
 _AFTER = {
     cst.Assign: RegionWalker._after_assign,

@@ -11,7 +11,7 @@ import functools
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lsprotocol import types
 from pygls.uris import from_fs_path as to_uri
@@ -186,10 +186,33 @@ def code_actions(linted: Linted, selection: types.Range) -> list[types.CodeActio
     return actions
 
 
-def _action(linted: Linted, title: str, edits: list[types.TextEdit], preferred: bool) -> types.CodeAction:
+# The editor's "fix all" on save (`editor.codeActionsOnSave`), as ruff names its own.
+FIX_ALL = "source.fixAll.breakscan"
+
+
+def fix_all_action(linted: Linted) -> types.CodeAction | None:
+    """Every safe exact fix of the document whose edits do not touch another's, as one action:
+    what `breakscan fix` applies in its first round."""
+    from breakscan.fixes.apply import SAFE_ONLY, applicable
+
+    with_fixes = []
+    for finding in linted.findings():
+        fix = linted.exact_fix(finding)
+        if fix is not None:
+            with_fixes.append(replace(finding, fix=fix))
+    chosen = [f.fix for f in applicable(with_fixes, linted.path, SAFE_ONLY) if f.fix is not None]
+    if not chosen:
+        return None
+    edits = [types.TextEdit(linted.range(edit.span), edit.replacement) for fix in chosen for edit in fix.edits]
+    return _action(linted, f"breakscan: apply {len(chosen)} safe fix{'es' * (len(chosen) != 1)}", edits,
+                   preferred=False, kind=FIX_ALL)
+
+
+def _action(linted: Linted, title: str, edits: list[types.TextEdit], preferred: bool,
+            kind: str = types.CodeActionKind.QuickFix) -> types.CodeAction:
     document = types.OptionalVersionedTextDocumentIdentifier(uri=linted.uri, version=linted.version)
     return types.CodeAction(
-        title=title, kind=types.CodeActionKind.QuickFix, is_preferred=preferred,
+        title=title, kind=kind, is_preferred=preferred,
         edit=types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(document, edits)]),
     )
 

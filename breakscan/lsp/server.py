@@ -19,7 +19,7 @@ from breakscan import __version__
 from breakscan.config import Config, ConfigError, find_config, load_config
 from breakscan.lint.buffer import lint_buffer
 from breakscan.lint.linter import LintOutcome
-from breakscan.lsp.convert import Linted, code_actions, diagnostics, hover
+from breakscan.lsp.convert import FIX_ALL, Linted, code_actions, diagnostics, fix_all_action, hover
 
 # Long enough to skip the keystrokes of a word, short enough to feel immediate.
 DEBOUNCE_SECONDS = 0.15
@@ -113,13 +113,22 @@ def on_hover(ls: BreakscanServer, params: types.HoverParams) -> types.Hover | No
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
 def on_code_action(ls: BreakscanServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes for the findings in the range, and "fix all safe" for the document; a client
+    asking for some kinds only (`context.only`, as on save) gets those."""
     linted = ls.linted.get(params.text_document.uri)
     document = ls.workspace.get_text_document(params.text_document.uri)
     if linted is None or linted.version != document.version:
         return []  # edits computed for an older text would land in the wrong place
-    return code_actions(linted, params.range)
+    only = params.context.only
+
+    def wanted(kind: str) -> bool:
+        return not only or any(kind == asked or kind.startswith(f"{asked}.") for asked in only)
+
+    actions = code_actions(linted, params.range) if wanted(types.CodeActionKind.QuickFix) else []
+    fix_all = fix_all_action(linted) if wanted(FIX_ALL) else None
+    return actions + ([fix_all] if fix_all else [])
 
 
 def serve() -> None:

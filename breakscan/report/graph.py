@@ -30,6 +30,7 @@ class GraphNode:
     ops: tuple[str, ...]
     path: str | None
     lines: tuple[int, ...]
+    recompiled: bool = False  # compiled again after a guard failed (the same code, another graph)
 
     @property
     def line_range(self) -> str:
@@ -194,7 +195,8 @@ def build_chain(target: TargetResult, findings: list[Finding], target_index: int
             nodes += filter(None, [_eager_after(brk, number)])
         if index < len(target.graphs):
             graph = target.graphs[index]
-            nodes.append(GraphNode(f"g{index + 1}", index + 1, graph.op_count, graph.ops, graph.path, graph.lines))
+            nodes.append(GraphNode(f"g{index + 1}", index + 1, graph.op_count, graph.ops, graph.path, graph.lines,
+                                   graph.recompiled))
     digraph = nx.DiGraph(name=target.name)
     for node in nodes:
         digraph.add_node(node.id, node=node)
@@ -235,7 +237,8 @@ def short_label(node: Node) -> str:
     """One line per node, shared by the DOT, Mermaid and terminal pictures."""
     if isinstance(node, GraphNode):
         ops = "1 op" if node.op_count == 1 else f"{node.op_count} ops"
-        return f"Graph {node.number} ({ops}, {node.line_range})"
+        again = "recompiled, " if node.recompiled else ""
+        return f"Graph {node.number} ({again}{ops}, {node.line_range})"
     if isinstance(node, BreakNode):
         parts = [p for p in (node.brk.gb_id, f"×{node.brk.count}" if node.brk.count > 1 else None) if p]
         rule = f"{node.rule} " if node.rule else ""

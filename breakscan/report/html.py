@@ -11,7 +11,7 @@ import os
 import re
 from html import escape
 
-from breakscan.model import Finding, Report, Verification
+from breakscan.model import Finding, Report, TargetResult, Verification
 from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
 from breakscan.report.html_style import CSS
 from breakscan.report.links import gb_url
@@ -27,6 +27,7 @@ from breakscan.report.summary import (
     library_origin,
     overview,
     plural,
+    recompile_counts,
     rule_rows,
 )
 
@@ -97,7 +98,8 @@ def _target(chain: TargetChain, key: str, options) -> str:
     if target.status != "ok":
         return head + f'<span class="status-confirmed">{escape(target.status)}</span></h3>' \
                       f"<pre>{escape(target.error or 'no details')}</pre>"
-    details = " · ".join(d for d in (target.device, f"torch {target.torch_version}" if target.torch_version else "",
+    details = " · ".join(d for d in (recompile_counts(target), target.device,
+                                     f"torch {target.torch_version}" if target.torch_version else "",
                                      f"{target.wall_time:.1f} s") if d)
     head += f'{escape(break_counts(target))} <span class="muted">· {escape(details)}</span></h3>'
     parts = [head, _svg(chain, key)] if chain.nodes else [head]
@@ -106,10 +108,28 @@ def _target(chain: TargetChain, key: str, options) -> str:
                        f"</td><td class=\"ops\">{_ops_cell(g.ops)}</td></tr>" for g in chain.graphs)
         parts.append(f"<details><summary>ops per graph</summary><table><tr><th>graph</th><th class=\"num\">ops</th>"
                      f"<th>source</th><th>ops, in order</th></tr>{rows}</table></details>")
+    if target.recompiles or any(g.recompiled for g in target.graphs):
+        parts.append(_recompile_timeline(target))
     if options.graph_format:
         picture = EXPORTERS[options.graph_format](chain)
         parts.append(f"<details><summary>{options.graph_format}</summary><pre>{escape(picture)}</pre></details>")
     return "\n".join(parts)
+
+
+def _recompile_timeline(target: TargetResult) -> str:
+    """The graphs in the order they were compiled, recompilations marked, each with its compile
+    time; then each guard that made the target recompile, with what to do about it."""
+    steps = "".join(
+        f'<li class="{"recompiled" if g.recompiled else "compiled"}">{"↻ " if g.recompiled else ""}Graph {g.index + 1}'
+        f' <span class="muted">{g.compile_time:.2f} s</span></li>' for g in target.graphs)
+    guards = "".join(
+        f"<tr><td>{escape(os.path.basename(r.path))}:{r.line}</td><td><code>{escape(r.guard)}</code></td>"
+        f'<td class="num">{r.count}</td><td>{"limit hit: runs eagerly" if r.limit_hit else ""}</td>'
+        f"<td>{escape(r.reason)}</td></tr>" for r in target.recompiles)
+    table = (f"<table><tr><th>guarded line</th><th>guard that failed</th><th class=\"num\">recompiles</th>"
+             f"<th></th><th>what to do</th></tr>{guards}</table>") if guards else ""
+    return (f'<details open><summary>compile timeline ({target.compile_count} compiles, '
+            f'{target.compile_time:.2f} s)</summary><ol class="timeline">{steps}</ol>{table}</details>')
 
 
 def _clip(text: str, size: int) -> str:

@@ -12,6 +12,9 @@ h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 8px; font-family: ui-monospace, monospace; }
 h3 { font-size: 15px; margin: 16px 0 6px; }
 .meta, .muted { color: var(--muted); }
+.timeline { display: flex; flex-wrap: wrap; gap: .4em; list-style: none; padding: 0; }
+.timeline li { border: 1px solid var(--muted); border-radius: 4px; padding: .1em .5em; }
+.timeline li.recompiled { border-color: #b58900; }
 section.file, section.box { background: var(--paper); border: 1px solid var(--line); border-radius: 8px;
                             padding: 4px 18px 16px; margin: 18px 0; }
 .status-confirmed { color: var(--red); font-weight: 600; }

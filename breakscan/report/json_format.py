@@ -15,7 +15,7 @@ def finding_dict(finding: Finding) -> dict:
     fix = None
     if finding.fix is not None:
         fix = {"summary": finding.fix.summary, "diff": finding.fix.diff, "applicability": finding.fix.applicability,
-               "path": finding.fix.path, "edits": [edit_dict(e) for e in finding.fix.edits]}
+               "path": finding.fix.path, "kind": finding.fix.kind, "edits": [edit_dict(e) for e in finding.fix.edits]}
     return {
         "rule": finding.rule,
         "name": finding.name,
@@ -89,9 +89,14 @@ def target_dict(target: TargetResult, index: int, findings: Sequence[Finding] = 
         "device": target.device,
         "graph_count": target.graph_count,
         "graph_break_count": target.graph_break_count,
-        "graphs": [{"index": g.index, "op_count": g.op_count, "ops": list(g.ops), "lines": list(g.lines)}
+        "graphs": [{"index": g.index, "op_count": g.op_count, "ops": list(g.ops), "lines": list(g.lines),
+                    "compile_time": g.compile_time, "recompiled": g.recompiled}
                    for g in target.graphs],
         "breaks": [break_dict(b) for b in target.breaks],
+        "recompiles": [asdict(r) for r in target.recompiles],
+        "calls": target.calls,
+        "compile_count": target.compile_count,
+        "compile_time": target.compile_time,
         "wall_time": round(target.wall_time, 3),
         "torch": target.torch_version,
         "graph": graph,

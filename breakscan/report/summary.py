@@ -7,7 +7,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from breakscan.model import Break, BreakDelta, Finding, Report, TargetResult
+from breakscan.model import Break, BreakDelta, Finding, Recompile, Report, TargetResult
 from breakscan.report.graph import TargetChain, build_chains
 
 _STATUS_ORDER = {"confirmed": 0, "dynamic-only": 1, "static-only": 2}
@@ -160,6 +160,22 @@ def break_counts(target: TargetResult) -> str:
     sites, occurrences = len(target.breaks), sum(b.count for b in target.breaks)
     text = f"{plural(len(target.graphs), 'graph')}, {plural(sites, 'break')}"
     return text + (f" ({occurrences} occurrences)" if occurrences != sites else "")
+
+
+def recompile_counts(target: TargetResult) -> str | None:
+    """`4 recompiles (limit hit) · 5 compiles, 0.4 s`: a target's recompilations and compile cost,
+    None when it compiled nothing."""
+    if not target.compile_count:
+        return None
+    total = sum(r.count for r in target.recompiles)
+    text = f"{plural(total, 'recompile')}{' (limit hit)' if any(r.limit_hit for r in target.recompiles) else ''} · " if total else ""
+    return text + f"{plural(target.compile_count, 'compile')}, {target.compile_time:.1f} s compiling"
+
+
+def recompile_text(item: Recompile) -> str:
+    """`m.py:11 recompiled ×7 (limit hit): self.step == 0`: one guard that made a function compile again."""
+    limit = ", limit hit: runs eagerly" if item.limit_hit else ""
+    return f"{os.path.basename(item.path)}:{item.line} recompiled {item.function} ×{item.count}{limit}: {item.guard}"
 
 
 def delta_text(item: BreakDelta) -> str:

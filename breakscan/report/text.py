@@ -35,6 +35,8 @@ from breakscan.report.summary import (
     library_origin,
     overview,
     plural,
+    recompile_counts,
+    recompile_text,
     rule_rows,
 )
 
@@ -128,6 +130,9 @@ def _file_section(console: Console, view: Overview, section: FileSection, option
         console.print(_para(_target_headline(chain), 0))
         if chain.nodes:
             console.print(_chain_tree(chain))
+        for item in chain.target.recompiles:
+            console.print(_para(Text.assemble(("↻ ", "bold yellow"), recompile_text(item)), 2))
+            console.print(_para(Text(item.reason, style="dim"), 4))
     findings = view.report.findings
     for group in view.groups(section, options.max_per_rule):
         console.print()
@@ -148,8 +153,8 @@ def _target_headline(chain: TargetChain) -> Text:
     if target.status != "ok":
         return text.append(f"{target.status}: {target.error or 'no details'}", style="bold red")
     text.append(break_counts(target))
-    details = [target.device, f"torch {target.torch_version}" if target.torch_version else None,
-               f"{target.wall_time:.1f} s"]
+    details = [recompile_counts(target), target.device,
+               f"torch {target.torch_version}" if target.torch_version else None, f"{target.wall_time:.1f} s"]
     return text.append("".join(f" · {d}" for d in details if d), style="dim")
 
 

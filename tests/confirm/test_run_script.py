@@ -22,3 +22,31 @@ def test_failing_script_without_compiled_code_is_reported():
     (result,) = run_script(fixture("script_fails.py"), [], timeout=120)
     assert result.status == "failed"
     assert result.error == "SystemExit: the script exited with status 3"
+
+
+def test_the_command_lints_the_project_files_the_run_compiled_in(tmp_path, capsys):
+    """`breakscan run` lints the script and the project's files its compiled code ran in, so a
+    recompilation there is confirmed by the rule that predicted it, not reported as missed."""
+    import json
+
+    from breakscan.cli import main
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "steps.py").write_text(
+        "import torch\n\n\n"
+        "def scale(x, i):\n"
+        "    return x * i\n\n\n"
+        "step = torch.compile(scale, backend='eager')\n\n\n"
+        "def train(x):\n"
+        "    for i in range(4):\n"
+        "        x = step(x, i)\n"
+        "    return x\n")
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nfrom steps import train\n\ntrain(torch.ones(2))\n")
+    assert main(["run", "--format", "json", str(script)]) == 1  # a recompile finding (a warning)
+    report = json.loads(capsys.readouterr().out)
+    (finding,) = report["findings"]
+    assert (finding["rule"], finding["line"], finding["status"]) == ("BR002", 5, "confirmed")
+    assert finding["path"].endswith("steps.py") and report["summary"]["files"] == 2
+    (target,) = report["targets"]
+    assert [(r["line"], r["count"]) for r in target["recompiles"]] == [(5, 1)]

@@ -81,10 +81,11 @@ class Session:
         return await self.client.text_document_hover_async(types.HoverParams(
             types.TextDocumentIdentifier(uri=uri), types.Position(line, character)))
 
-    async def code_actions(self, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    async def code_actions(self, uri: str, diagnostic: types.Diagnostic,
+                           only: list[str] | None = None) -> list[types.CodeAction]:
         return await self.client.text_document_code_action_async(types.CodeActionParams(
             types.TextDocumentIdentifier(uri=uri), diagnostic.range,
-            types.CodeActionContext(diagnostics=[diagnostic])))
+            types.CodeActionContext(diagnostics=[diagnostic], only=only)))
 
 
 def apply(text: str, edits: list[types.TextEdit]) -> str:

@@ -110,6 +110,27 @@ def test_exact_fix_is_offered_as_a_code_action(tmp_path):
     assert after == []
 
 
+def test_fix_all_applies_every_safe_fix_of_the_document_as_on_save(tmp_path):
+    model = tmp_path / "model.py"
+    source = CLEAN.replace("return x * 2", "torch._dynamo.graph_break()\n        y = x * 2\n"
+                                           "        torch._dynamo.graph_break()\n        return y")
+
+    async def scenario():
+        async with Session(tmp_path) as session:
+            uri = session.open(model, source)
+            first, _ = await session.diagnostics(uri)
+            on_save = await session.code_actions(uri, first, only=["source.fixAll"])
+            everything = await session.code_actions(uri, first)
+            fixed = apply(source, on_save[0].edit.document_changes[0].edits)
+            session.replace_text(uri, fixed)
+            return on_save, everything, fixed, await session.diagnostics(uri)
+
+    on_save, everything, fixed, after = run(scenario())
+    assert [(a.kind, a.title) for a in on_save] == [("source.fixAll.breakscan", "breakscan: apply 2 safe fixes")]
+    assert {a.kind for a in everything} == {types.CodeActionKind.QuickFix, "source.fixAll.breakscan"}
+    assert "graph_break" not in fixed and after == []
+
+
 def test_syntax_errors_while_typing_are_one_diagnostic(tmp_path):
     model = tmp_path / "model.py"
 

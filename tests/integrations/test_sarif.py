@@ -77,7 +77,7 @@ def test_an_empty_report_is_valid_sarif(validator):
 
 def test_every_rule_has_full_metadata():
     rules = sarif(Report(version="0.1.0"))["runs"][0]["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["BS000", *(rule.id for rule in all_rules())]
+    assert [rule["id"] for rule in rules] == ["BS000", "BR000", *(rule.id for rule in all_rules())]
     for rule in rules:
         assert rule["name"] and rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
         assert rule["help"]["text"] and rule["help"]["markdown"]

@@ -374,3 +374,34 @@ def test_closure_parameters_do_not_leak_into_the_enclosing_function(tmp_path):
                 return run(x)
     """))
     assert outcome.findings == []
+
+
+def test_after_a_break_in_a_try_block_the_function_runs_eagerly(tmp_path):
+    """TorchDynamo cannot resume inside a `try` body: the rest of the function runs eagerly (its
+    `print` and `.item()` do not break), but a comprehension over a list there is compiled as a
+    frame of its own and breaks (GB4347). Without the break in the `try`, the later ones break.
+    (All three confirmed by running both classes under TorchDynamo.)"""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                order = [1, 2]
+                try:
+                    y = x.sum().item()
+                finally:
+                    pass
+                print("after")
+                return [x * i for i in order], y
+
+        class N(torch.nn.Module):
+            def forward(self, x):
+                order = [1, 2]
+                try:
+                    y = x.sum()
+                finally:
+                    pass
+                print("after")
+                return [x * i for i in order], y
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(7, "BS101"), (11, "BS207"), (20, "BS401")]

@@ -141,3 +141,22 @@ def test_modules_precision(tmp_path, item):
     outcome = lint_source(tmp_path, item.source)
     assert not outcome.errors
     assert {(f.line, f.rule) for f in outcome.findings if f.rule.startswith(FAMILY)} == item.expected
+
+
+def test_wrapping_a_parameter_as_it_came_is_a_warning_and_anything_else_an_error(tmp_path):
+    """Probed under TorchDynamo 2.13: `nn.Parameter(x)` of the compiled function's own input is
+    traced; of a tensor made inside, or of the input once rebound, it breaks (GB0264)."""
+    outcome = lint_source(tmp_path, """import torch
+from torch import nn
+
+
+@torch.compile
+def fn(x):
+    a = nn.Parameter(x)
+    b = nn.Parameter(x * 2)
+    x = x.detach()
+    c = nn.Parameter(x)
+    return a, b, c
+""")
+    assert [(f.line, f.rule, f.severity) for f in outcome.findings] == [
+        (7, "BS802", "warning"), (8, "BS802", "error"), (10, "BS802", "error")]

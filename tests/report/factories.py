@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from breakscan.fixes import attach_fixes
-from breakscan.model import Break, BreakRef, Finding, Frame, GraphInfo, Report, Span, TargetResult
+from breakscan.model import Break, BreakRef, Finding, Frame, GraphInfo, Recompile, Report, Span, TargetResult
 
 MODEL = '''import torch
 
@@ -55,6 +55,9 @@ def model_targets(path: str) -> list[TargetResult]:
         wall_time=1.25, torch_version="2.13.0+cpu")
     looped = TargetResult(
         name="looped", path=path, status="ok", device="cpu", graph_count=0, graph_break_count=1,
+        recompiles=(Recompile(path, 20, "looped", "len(xs) == 1", "the length of a list or tuple changed "
+                              "between calls: each length compiles a graph of its own", count=2),),
+        calls=3, compile_count=3, compile_time=0.12,
         breaks=(Break(path, 21, "GB7000", "graph break in loop", "graph break in loop",
                       stack=(Frame(path, 21, "looped"),),
                       frame_skipped=True, explanation="A graph break inside a loop skips the whole frame.",

@@ -81,9 +81,9 @@ def test_findings_fixes_and_registry_links(tmp_path):
     text, _ = _page(tmp_path)
     assert '<article class="finding confirmed" id="f0">' in text
     assert '<span class="del">-    s = h.sum().item()</span>' in text
-    assert '<span class="add">+    s = h.sum()</span>' in text
+    assert '<span class="add">+    s = h.sum().detach()</span>' in text
     assert '<a href="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html">GB0124</a>' in text
-    assert "<code>h.sum()</code>" in text  # backticked code in prose
+    assert "<code>h.sum().detach()</code>" in text  # backticked code in prose
 
 
 def test_source_marks_break_lines_and_graph_lines(tmp_path):
@@ -119,3 +119,10 @@ def test_max_per_rule_folds_the_rest_but_keeps_them_linkable(tmp_path):
     text, page = _page(tmp_path, max_per_rule=1)
     assert "<details><summary>1 more</summary>" in text
     assert {link[1:] for link in page.links if link.startswith("#")} <= set(page.ids)
+
+
+def test_a_target_that_recompiled_has_a_compile_timeline(tmp_path):
+    text = render("html", model_report(tmp_path))
+    assert "compile timeline (3 compiles, 0.12 s)" in text
+    assert "<code>len(xs) == 1</code>" in text and "the length of a list or tuple changed" in text
+    assert "2 recompiles · 3 compiles, 0.1 s compiling" in text

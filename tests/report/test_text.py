@@ -49,7 +49,7 @@ def test_finding_shows_code_frame_chain_registry_link_and_fix(tmp_path):
     assert "❱ 5 │     s = h.sum().item()" in lines
     assert "│         ^^^^^^^^^^^^^^" in lines
     assert "GB0124: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in lines
-    assert "-    s = h.sum().item()" in lines and "+    s = h.sum()" in lines
+    assert "-    s = h.sum().item()" in lines and "+    s = h.sum().detach()" in lines
     assert "why: A graph break inside a loop skips the whole frame." in lines  # Dynamo's words for a bare break
     assert "hint: Move the graph break out of the loop." in lines
 
@@ -167,3 +167,11 @@ def test_a_long_chain_shows_its_start_and_end(tmp_path):
     lines = _lines(render("text", report, PLAIN))
     assert "├── … 28 more graphs and 35 more breaks …" in lines  # 79 nodes: the first 12 and last 4 shown
     assert sum(line.startswith(("├──", "└──")) for line in lines) == 12 + 1 + 4
+
+
+def test_a_target_that_recompiled_shows_each_guard_and_the_compile_cost(tmp_path):
+    lines = _lines(render("text", model_report(tmp_path), RenderOptions(width=160)))
+    assert any(line.startswith("target looped: ") and "· 2 recompiles · 3 compiles, 0.1 s compiling ·" in line
+               for line in lines)
+    assert "↻ model.py:20 recompiled looped ×2: len(xs) == 1" in lines
+    assert "the length of a list or tuple changed between calls: each length compiles a graph of its own" in lines

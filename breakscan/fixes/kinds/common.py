@@ -149,7 +149,12 @@ def where_operands_ok(src: SourceModule, finding: Finding, sides: list[cst.BaseE
 
 def tensor_predicate(src: SourceModule, finding: Finding, test: cst.BaseExpression) -> bool:
     """`test` can be a `torch.cond` predicate: not a comparison of tuples or lists (Python
-    compares those element by element), and not known to be a Python value."""
+    compares those element by element), not `and`/`or`/`not` (Python takes each operand's truth,
+    which is the break, and gives back one operand: `x.numel() > 0 and x.max() > 1` is a bool
+    or a tensor), and not known to be a Python value."""
+    if isinstance(test, cst.BooleanOperation) or (isinstance(test, cst.UnaryOperation)
+                                                   and isinstance(test.operator, cst.Not)):
+        return False
     if isinstance(test, cst.Comparison) and any(
             isinstance(part, (cst.Tuple, cst.List)) for part in (test.left, *(c.comparator for c in test.comparisons))):
         return False

@@ -28,14 +28,19 @@ def _extraction(src: SourceModule, node: cst.CSTNode) -> bool:
 
 
 def _as_tensor(src: SourceModule, call: cst.Call, torch: str) -> str:
-    """The expression that keeps the value as a tensor."""
+    """The expression that keeps the value as a tensor, detached from autograd as the Python
+    number was (gradients do not flow through it, in training as before). A converted value
+    goes through `torch.as_tensor`: it may be a number on some paths (a loop's first pass)."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "item":
-        return src.code(call.func.value)
-    argument = src.code(call.args[0].value)
+        return f"{atom(src, call.func.value)}.detach()"
+    argument = call.args[0].value
+    value = f"{torch}.as_tensor({src.code(argument)}).detach()"
     name = call_name(src, call)
-    if name in _CONVERSIONS:
-        return argument
-    return f"{torch}.{_MATH[name]}({argument})"
+    if name == "int":  # int() truncates toward zero; so does trunc(), keeping the tensor
+        return f"{value}.trunc()"
+    if name == "bool":
+        return f"({value} != 0)"
+    return value if name in _CONVERSIONS else f"{torch}.{_MATH[name]}({value})"
 
 
 def keep_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:
@@ -44,9 +49,10 @@ def keep_as_tensor(src: SourceModule, finding: Finding) -> Rewrite | None:
         return None
     torch, imports = torch_ref(src)
     tensor = _as_tensor(src, call, torch)
-    imports = imports if tensor.startswith(f"{torch}.") else ()
+    imports = imports if f"{torch}." in tensor else ()
     summary = (f"keep the value as a 0-d tensor: `{tensor}` instead of `{src.code(call)}`; it is only used "
-               "in arithmetic, where a 0-d tensor gives the same values and stays in the graph")
+               "in arithmetic, where a 0-d tensor gives the same values and stays in the graph (detached, "
+               "as the number was, so gradients do not change)")
     return Rewrite(summary, (*imports, replace_node(src, call, tensor)))
 
 

@@ -21,7 +21,9 @@ class ParameterConstruction(Rule):
     TorchDynamo 2.13 does not trace the Parameter constructor by default (GB0264 "Attempted to
     use `torch.nn.Parameter()` constructor with Dynamo"): the graph ends there. A parameter
     created in `forward` is also new on every call and is never seen by the optimizer.
-    `self.register_buffer(...)` of a plain tensor in `forward` is traced and not flagged.
+    `self.register_buffer(...)` of a plain tensor in `forward` is traced and not flagged. Wrapping
+    a graph input as it came (`nn.Parameter(x)` on a parameter of the compiled function) is traced
+    (probed): on a parameter of the function that was not rebound, the finding is a warning.
 
     ## Example
     ```python
@@ -76,5 +78,12 @@ class ParameterConstruction(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in PARAMETER_CLASSES:
+        if ctx.qualname(node.func) not in PARAMETER_CLASSES:
+            return
+        data = node.args[0].value if node.args and node.args[0].keyword is None else None
+        if data is not None and ctx.is_passed_in(data):
+            # `nn.Parameter(x)` of a graph input itself is traced (probed); of anything else it breaks.
+            ctx.report(self, node, f"{self.message}, unless `{data.value}` is an input of the compiled function "
+                                   "(a parameter of it: wrapping an input as it came is traced)", severity="warning")
+        else:
             ctx.report(self, node)

@@ -1,0 +1,1 @@
+"""Constructs that make TorchDynamo compile a function again on later calls (ids BRxxx)."""

@@ -1,0 +1,204 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+
+
+class ModuleAttributeUpdated(Rule):
+    id = "BR001"
+    name = "module-attribute-updated"
+    kind = "recompile"
+    gb_ids = ()
+    message = ("an int attribute of the module is read here and updated later in compiled code: TorchDynamo "
+               "specialises module int attributes, so every call recompiles (until the recompile limit, "
+               "then the function runs eagerly)")
+    fix_hint = ("keep the value as a 0-d tensor buffer (`self.register_buffer(\"step\", torch.zeros((), "
+                "dtype=torch.long))`), or update it outside the compiled code")
+    docs = """
+    ## What it does
+    Flags the first read, in compiled code, of a number or bool attribute of an `nn.Module`
+    (set to an int, float or bool in `__init__`) that the same function updates afterwards:
+    `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`.
+    Reported where TorchDynamo installs its guard: the read.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
+    their value (`self.step == 0`). An attribute that the compiled code itself changes fails that
+    guard on the next call. For an int, every call compiles the function again, and after 8
+    recompiles (`torch._dynamo.config.recompile_limit`) TorchDynamo gives up and runs it eagerly:
+    an error. A float is made dynamic after its first recompile, and a bool has two values: one
+    recompile each, a warning.
+    `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
+    after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at all. An attribute set without being
+    read first (`self.step = 0`) does not recompile, and is not flagged.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        self.step += 1
+        return x * self.step
+    ```
+
+    ## Use instead
+    ```python
+    self.register_buffer("step", torch.zeros((), dtype=torch.long))   # in __init__
+    ...
+    def forward(self, x):
+        self.step += 1          # an in-place update of the buffer: no guard on its value
+        return x * self.step
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.step = 0
+
+                def forward(self, x):
+                    self.step += 1  # recompile
+                    return x * self.step
+        """, entry="Counter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Warmup(torch.nn.Module):
+                def __init__(self, total: int = 100):
+                    super().__init__()
+                    self.total = total
+                    self.seen = 0
+
+                def forward(self, x):
+                    self.seen = self.seen + x.shape[0]  # recompile
+                    return x * min(1.0, self.seen / self.total)
+        """, entry="Warmup()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            torch._dynamo.config.allow_unspec_int_on_nn_module = True  # one recompile, then dynamic
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.step = 0
+
+                def forward(self, x):
+                    self.step += 1  # recompile
+                    return x * self.step
+        """, entry="Counter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Decay(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rate = 1.0
+
+                def forward(self, x):
+                    self.rate *= 0.9  # recompile
+                    return x * self.rate
+        """, entry="Decay()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class FirstCall(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.first = True
+
+                def forward(self, x):
+                    if self.first:  # recompile
+                        self.first = False
+                        return x * 2
+                    return x
+        """, entry="FirstCall()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("step", torch.zeros((), dtype=torch.long))
+
+                def forward(self, x):
+                    self.step += 1
+                    return x * self.step
+        """, entry="Counter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Reset(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.step = 0
+
+                def forward(self, x):
+                    self.step = 1
+                    return x * 2
+        """, entry="Reset()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+
+    def __init__(self) -> None:
+        self.first_reads: dict[str, cst.Attribute] = {}  # attribute name -> its first read here
+        self.stores: set[int] = set()  # assignment targets, which are not reads
+        self.reported: set[str] = set()
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if id(node) not in self.stores:
+            self._read(node, ctx)
+
+    def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        self._read(node.target, ctx)  # `self.step += 1` reads it first
+        self.stores.add(id(node.target))
+        self._written(node.target, ctx)
+
+    def on_Assign(self, node: cst.Assign, ctx) -> None:
+        node.value.visit(_Reads(lambda attribute: self._read(attribute, ctx)))  # read before the store
+        for target in node.targets:
+            self.stores.add(id(target.target))
+            self._written(target.target, ctx)
+
+    def _read(self, node: cst.BaseExpression, ctx) -> None:
+        name = _attribute_of_self(node, ctx)
+        if name is not None and ctx.value(node) in _SPECIALISED:
+            self.first_reads.setdefault(name, node)
+
+    def _written(self, target: cst.BaseExpression, ctx) -> None:
+        name = _attribute_of_self(target, ctx)
+        read = self.first_reads.get(name) if name is not None else None
+        if read is None or name in self.reported:
+            return
+        self.reported.add(name)
+        kind = ctx.value(read)
+        if kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
+            ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled "
+                                   "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
+                                   "makes it dynamic", severity="warning")
+        elif kind == v.INT:
+            ctx.report(self, read)
+        else:
+            what = "a float (made dynamic after its first recompile)" if kind == v.FLOAT else "a bool (two values)"
+            ctx.report(self, read, f"a {kind.name} attribute of the module is read here and updated later in "
+                                   f"compiled code: TorchDynamo guards on its value, so the next call recompiles "
+                                   f"once; it is {what}", severity="warning")
+
+
+_SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+
+
+def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
+    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF:
+        return node.attr.value
+    return None
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self, found):
+        self.found = found
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found(node)

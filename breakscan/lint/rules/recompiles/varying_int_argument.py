@@ -1,0 +1,117 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+
+class VaryingIntArgument(Rule):
+    id = "BR002"
+    name = "varying-int-argument"
+    kind = "recompile"
+    gb_ids = ()
+    message = ("this compiled function is called in a loop with the loop's int as this argument: TorchDynamo "
+               "guards on its value here, so the second value recompiles it (then, with automatic dynamic "
+               "shapes, the argument becomes dynamic)")
+    fix_hint = "pass the number as a 0-d tensor (`torch.tensor(i)`), or compile with `dynamic=True`"
+    docs = """
+    ## What it does
+    Flags the first use, in a compiled function, of a parameter that the scanned code passes the
+    int of a `for i in range(...)` loop: `step(x, i)` where `step = torch.compile(fn, ...)` or `fn`
+    is decorated with `@torch.compile(...)`. Reported where TorchDynamo guards the value.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 specialises Python ints: the first call guards `i == 0`, and the next value
+    fails the guard and recompiles. By default the second recompile marks the argument dynamic
+    (automatic dynamic shapes), so the cost is a recompile or two (a warning). With
+    `dynamic=False` every value recompiles until the recompile limit (8), after which the function
+    runs eagerly: an error. With `dynamic=True` nothing is flagged.
+
+    ## Example
+    ```python
+    step = torch.compile(train_step, dynamic=False)
+    for i in range(num_steps):
+        loss = step(batch, i)
+    ```
+
+    ## Use instead
+    ```python
+    step = torch.compile(train_step)
+    for i in range(num_steps):
+        loss = step(batch, torch.tensor(i))
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            def scale(x, i):
+                return x * i  # recompile
+
+            step = torch.compile(scale, backend="eager")
+
+            def fn(x):
+                for i in range(4):
+                    x = step(x, i)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager", dynamic=False)
+            def shift(x, offset):
+                return x + offset  # recompile
+
+            def fn(x):
+                for i in range(5):  # 4 recompiles; 9 values would reach the limit (8)
+                    x = shift(x, offset=i)
+                return x
+        """, compiled=False),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager", dynamic=True)
+            def shift(x, offset):
+                return x + offset
+
+            def fn(x):
+                for i in range(10):
+                    x = shift(x, i)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+
+            def scale(x, i):
+                return x * i
+
+            step = torch.compile(scale, backend="eager")
+
+            def fn(x):
+                for i in range(4):
+                    x = step(x, torch.tensor(i))
+                return x
+        """, compiled=False),
+    )
+
+    def __init__(self) -> None:
+        self.done: set[str] = set()
+
+    def on_Name(self, node: cst.Name, ctx) -> None:
+        function = ctx.function
+        if node.value in self.done or function.class_name is not None:
+            return
+        calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
+        params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
+        varying = [c for c in calls if (c.keyword or (params[c.position] if c.position is not None
+                                                        and c.position < len(params) else None)) == node.value]
+        if not varying or varying[0].dynamic == "True":
+            return
+        self.done.add(node.value)
+        call = varying[0]
+        if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
+            ctx.report(self, node, f"this compiled function is called in a loop with the loop's int as `{node.value}` "
+                                   f"(`{call.call}`), and compiled static: every value recompiles it, until the "
+                                   "recompile limit (8), then it runs eagerly")
+        else:
+            ctx.report(self, node, f"{self.message} (`{call.call}`)", severity="warning")
