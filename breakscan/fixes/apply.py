@@ -72,8 +72,8 @@ def lint_text(path: str, text: str, config: Config, targets: Sequence[TargetResu
     on that text, fused with their breaks (a break no rule predicted gets a fix too)."""
     linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     try:
-        findings = lint_buffer(path, {path: text}, config).findings
-        return attach_fixes(fuse(findings, list(targets)) if targets else findings, targets)
+        findings = lint_buffer(path, {path: text}, config, fixes=True).findings  # suggested on the lint's tree
+        return attach_fixes(fuse(findings, list(targets)) if targets else findings, targets, suggested=True)
     finally:
         linecache.cache.pop(path, None)
 
