@@ -136,8 +136,9 @@ class _Verifier:
                 continue
             findings = lint_text(path, text, self.config, state)
             # A fix of a break is written against the path the run reported: keyed as `current` is.
-            found += [replace(f, fix=replace(f.fix, path=path)) for f in applicable(findings, path, self.allowed)
-                      if f.fix is not None and _signature(f) not in rejected]
+            keyed = [replace(f, fix=replace(f.fix, path=path)) for f in applicable(findings, path, self.allowed)
+                     if f.fix is not None]
+            found += [f for f in keyed if _signature(f) not in rejected]
         return found
 
     def verify(self) -> FixVerification:
