@@ -2,6 +2,7 @@
 
     python bench/fix_rate.py                  # the corpus: every fixture model with a target
     python bench/fix_rate.py --json FILE      # also the figures as JSON
+    python bench/fix_rate.py --device cuda    # targets and comparisons on the GPU (default: cpu)
 
 The corpus is the repository's breaking models: `fixtures/*.py` (realistic models, one concern
 each), `fixtures/refactors/*.py` (one refactor kind each) and `fixtures/fix_verify/*.py`. Each file
@@ -53,14 +54,14 @@ def _breaks_with_fix(path: str, text: str, targets) -> int:
                if os.path.realpath(b.path) == os.path.realpath(path) and b.line in fixable)
 
 
-def measure(path: Path) -> dict:
+def measure(path: Path, device: str) -> dict:
     text = path.read_text()
     specs, _ = discover_targets(str(path), text)
     if not specs:
         return {"file": path.name, "skipped": "no target to run"}
 
     def run(specs, extras):
-        return run_targets(specs, device="cpu", timeout=120, extras=extras)
+        return run_targets(specs, device=device, timeout=120, extras=extras)
 
     result = verify_fixes({str(path): text}, specs, Config(), ALLOWED, run)
     if result.problem:
@@ -79,10 +80,11 @@ def measure(path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="FILE", help="also write the figures there")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the targets run (default: cpu)")
     args = parser.parse_args()
     started = time.perf_counter()
     with reusing_workers():
-        rows = [measure(path) for path in corpus()]
+        rows = [measure(path, args.device) for path in corpus()]
     measured = [r for r in rows if "skipped" not in r]
     total = {key: sum(r[key] for r in measured)
              for key in ("breaks_before", "breaks_after", "graphs_before", "graphs_after", "breaks_with_fix")}
@@ -104,7 +106,7 @@ def main() -> None:
     print(f"graphs {total['graphs_before']} → {total['graphs_after']}")
     print("per fix kind (kept / rolled back): " + ", ".join(
         f"{kind} {kept[kind]}/{rolled[kind]}" for kind in sorted(set(kept) | set(rolled))))
-    print(f"({time.perf_counter() - started:.0f} s, {os.cpu_count()} cores)")
+    print(f"({time.perf_counter() - started:.0f} s on {args.device}, {os.cpu_count()} cores)")
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "total": total, "removed": removed,
                                                "share": share, "share_with_fix": with_fix,

@@ -234,6 +234,9 @@ class TargetResult:
     compile_time: float = 0.0  # seconds spent in them
     calls: int = 1  # calls of the target that ran
     output_check: OutputCheck | None = None  # when the run was compared with a reference
+    # Under --device auto, why the target ran on the CPU: how it failed on CUDA (e.g. a model that
+    # makes tensors without a device); None when it ran where asked.
+    device_fallback: str | None = None
 
 
 @dataclass(frozen=True)

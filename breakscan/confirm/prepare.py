@@ -216,9 +216,11 @@ def seed_everything() -> None:
 
 def prepare(spec: TargetSpec, site: ModuleSite, device: str) -> Prepared:
     """The callable or module, and its calls with their tensors moved to `device`."""
-    seed_everything()
+    seed_everything()  # the module's own import may draw numbers: the same ones in every worker
+    module = load_module(spec.path, site)
+    seed_everything()  # and the build the same whether this worker imported the module just now or before
     # `torch` is there for the expressions even where the module imports only `from torch import nn`.
-    namespace = {"torch": torch, **load_module(spec.path, site).__dict__}
+    namespace = {"torch": torch, **module.__dict__}
     target = original_callable(eval(spec.entry, namespace))  # noqa: S307 - the user's own expression
     if isinstance(target, type) and issubclass(target, nn.Module):
         target = target()

@@ -23,6 +23,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TextIO
 
 from breakscan.confirm.attribute import (
@@ -138,7 +139,20 @@ def out_of_memory(exc: BaseException) -> bool:
 def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     """Compile the target and make its calls under the capture. With `sources`, the project is
     imported afresh with those texts in place of its files (a fix being tried); with `reference`,
-    the compiled outputs are compared with the original's eager ones (see `_reference`)."""
+    the compiled outputs are compared with the original's eager ones (see `_reference`).
+
+    Under `--device auto` a target that fails on CUDA is run again on the CPU: model code written
+    for the CPU (tensors made without a device) is common, and its breaks are what was asked for.
+    The result says so; when the CPU fails too, the CUDA failure is the result."""
+    result = _run_target_on(job, job["device"], phase)
+    if job["device"] == "auto" and result.device == "cuda" and result.status == "failed":
+        on_cpu = _run_target_on(job, "cpu", phase)
+        if on_cpu.status == "ok":
+            return [replace(on_cpu, device_fallback=f"failed on cuda: {result.error}")]
+    return [result]
+
+
+def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> TargetResult:
     import torch
 
     from breakscan.confirm import outputs
@@ -147,7 +161,7 @@ def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     spec = TargetSpec(**job["spec"])
     user = UserFiles([project_root(spec.path)])
     started = time.perf_counter()
-    device, calls, check, reference = job["device"], 0, None, job.get("reference")
+    calls, check, reference = 0, None, job.get("reference")
     torch._dynamo.reset()
     # A target module may set torch._dynamo.config at import; it must not leak into the next target.
     dynamo_config = torch._dynamo.config.get_config_copy()
@@ -182,10 +196,10 @@ def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     if reference and expected is None and status == "ok" and "save" in reference:
         check = OutputCheck(False, None, math.inf, "two eager runs of the original from the same seed "
                             "give different outputs: a fix cannot be shown to change nothing")
-    return [build_result(spec.label, spec.path, capture.breaks, capture.graphs, user, status=status,
-                         error=error, device=device, torch_version=torch.__version__,
-                         wall_time=time.perf_counter() - started, recompiles=capture.recompiles,
-                         compiles=capture.compiles, calls=calls, output_check=check)]
+    return build_result(spec.label, spec.path, capture.breaks, capture.graphs, user, status=status,
+                        error=error, device=device, torch_version=torch.__version__,
+                        wall_time=time.perf_counter() - started, recompiles=capture.recompiles,
+                        compiles=capture.compiles, calls=calls, output_check=check)
 
 
 def attempt(body: Callable[[], None], user: UserFiles) -> tuple[TargetStatus, str | None]:

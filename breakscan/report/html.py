@@ -24,6 +24,7 @@ from breakscan.report.summary import (
     call_chain,
     confirmations,
     delta_text,
+    device_label,
     library_origin,
     overview,
     plural,
@@ -98,7 +99,7 @@ def _target(chain: TargetChain, key: str, options) -> str:
     if target.status != "ok":
         return head + f'<span class="status-confirmed">{escape(target.status)}</span></h3>' \
                       f"<pre>{escape(target.error or 'no details')}</pre>"
-    details = " · ".join(d for d in (recompile_counts(target), target.device,
+    details = " · ".join(d for d in (recompile_counts(target), device_label(target),
                                      f"torch {target.torch_version}" if target.torch_version else "",
                                      f"{target.wall_time:.1f} s") if d)
     head += f'{escape(break_counts(target))} <span class="muted">· {escape(details)}</span></h3>'

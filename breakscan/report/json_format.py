@@ -87,6 +87,7 @@ def target_dict(target: TargetResult, index: int, findings: Sequence[Finding] = 
         "status": target.status,
         "error": target.error,
         "device": target.device,
+        "device_fallback": target.device_fallback,
         "graph_count": target.graph_count,
         "graph_break_count": target.graph_break_count,
         "graphs": [{"index": g.index, "op_count": g.op_count, "ops": list(g.ops), "lines": list(g.lines),

@@ -172,6 +172,13 @@ def recompile_counts(target: TargetResult) -> str | None:
     return text + f"{plural(target.compile_count, 'compile')}, {target.compile_time:.1f} s compiling"
 
 
+def device_label(target: TargetResult) -> str | None:
+    """`cuda`, or `cpu (failed on cuda: RuntimeError: ...)` when --device auto fell back."""
+    if target.device_fallback:
+        return f"{target.device} ({target.device_fallback})"
+    return target.device
+
+
 def recompile_text(item: Recompile) -> str:
     """`m.py:11 recompiled ×7 (limit hit): self.step == 0`: one guard that made a function compile again."""
     limit = ", limit hit: runs eagerly" if item.limit_hit else ""

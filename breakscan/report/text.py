@@ -32,6 +32,7 @@ from breakscan.report.summary import (
     call_chain,
     confirmations,
     delta_text,
+    device_label,
     library_origin,
     overview,
     plural,
@@ -153,7 +154,7 @@ def _target_headline(chain: TargetChain) -> Text:
     if target.status != "ok":
         return text.append(f"{target.status}: {target.error or 'no details'}", style="bold red")
     text.append(break_counts(target))
-    details = [recompile_counts(target), target.device,
+    details = [recompile_counts(target), device_label(target),
                f"torch {target.torch_version}" if target.torch_version else None, f"{target.wall_time:.1f} s"]
     return text.append("".join(f" · {d}" for d in details if d), style="dim")
 
