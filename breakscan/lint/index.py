@@ -7,6 +7,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
@@ -126,6 +127,33 @@ class ClassInfo:
 
 
 @dataclass
+class CallSites:
+    """How the scanned code uses what it compiles, outside the compiled code (what recompile
+    rules read, merged over a project by `merged`)."""
+
+    # qualified nn.Module class -> a `.train()`/`.eval()` call on a compiled instance, as written
+    mode_flips: dict[str, str] = field(default_factory=dict)
+    # qualified compiled function or module class -> (a call under `torch.no_grad()`,
+    # `torch.inference_mode()` or `torch.autocast(...)`, a call outside them), as written
+    state_switches: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # qualified compiled function or class -> a `torch.compile(...)` run on every call of the
+    # code around it with a backend object made anew each time, as written
+    fresh_backends: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def merged(all_sites: Iterable[CallSites]) -> CallSites:
+        merged = CallSites()
+        for sites in all_sites:
+            for key, flip in sites.mode_flips.items():
+                merged.mode_flips.setdefault(key, flip)
+            for key, calls in sites.state_switches.items():
+                merged.state_switches.setdefault(key, calls)
+            for key, call in sites.fresh_backends.items():
+                merged.fresh_backends.setdefault(key, call)
+        return merged
+
+
+@dataclass
 class VaryingCall:
     """`step(x, i)` in `for i in range(n)`, where `step = torch.compile(fn, dynamic=...)` or `fn` is
     decorated with `@torch.compile(...)`: argument `position` (or `keyword`) of `fn` gets another
@@ -160,6 +188,7 @@ class ModuleIndex:
     # Compiled functions called in a `for i in range(...)` loop with the loop's int as an argument,
     # by the function's qualified name (what recompile rules read about how code is called).
     varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
+    call_sites: CallSites = field(default_factory=CallSites)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -284,6 +313,119 @@ def _decorator_settings(index: ModuleIndex, node: cst.FunctionDef) -> DynamoSett
                 if argument.keyword is not None:
                     builder.assign(argument.keyword.value, _source(argument.value))
     return builder.build(fullgraph)
+
+
+# Context managers that change the global state TorchDynamo guards (GLOBAL_STATE: grad mode, autocast).
+_GLOBAL_STATE = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad",
+                           "torch.autograd.grad_mode.inference_mode", "torch.autocast", "torch.amp.autocast",
+                           "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+
+
+class _CallSiteFinder(cst.CSTVisitor):
+    """Where the code outside the compiled code calls what it compiled: `.train()`/`.eval()` on a
+    compiled module, calls inside and outside `torch.no_grad()`/`torch.autocast(...)`, and `torch.compile(...)` with
+    a backend made anew on every run of the function or loop around it (`CallSites`)."""
+
+    def __init__(self, finder: _CompileCallFinder):
+        self.finder, self.index = finder, finder.index
+        self.repeated = 0  # functions and loops around the visited node: code that runs many times
+        self.changed_state = 0
+        self.fresh_names: list[set[str]] = [set()]  # per function: names bound to a new object per run
+        self.state_calls: dict[str, tuple[str | None, str | None]] = {}
+        self.modes: dict[str, set[str]] = {}  # compiled module class -> "called", "train", "eval" as they come
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.repeated += 1
+        self.fresh_names[-1].add(node.name.value)  # a nested def is a new function per run
+        self.fresh_names.append(set())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.repeated -= 1
+        self.fresh_names.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self.repeated += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.repeated -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.repeated += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.repeated -= 1
+
+    def visit_With(self, node: cst.With) -> None:
+        self.changed_state += self._changes_global_state(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.changed_state -= self._changes_global_state(original_node)
+
+    def _changes_global_state(self, node: cst.With) -> bool:
+        for item in node.items:
+            call = item.item
+            func = call.func if isinstance(call, cst.Call) else call
+            called = self.index.qualify(dotted_name(func))
+            if called in _GLOBAL_STATE or (called == "torch.set_grad_enabled" and isinstance(call, cst.Call)
+                                      and call.args and _source(call.args[0].value) == "False"):
+                return True
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self.fresh_names) > 1 and isinstance(node.value, (cst.Lambda, cst.Call)):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.fresh_names[-1].add(target.target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner, method = func.value.value, func.attr.value
+            if method in ("train", "eval") and owner in self.finder.modules_compiled:
+                self._mode_set(self.finder.modules_compiled[owner], node, method)
+            elif method == "compile" and owner in self.finder.instances:
+                self.finder.module_handles[owner] = self.finder.modules_compiled[owner] = self.finder.instances[owner]
+        if self.index.qualify(dotted_name(func)) in COMPILE_NAMES:
+            self._compile_call(node)
+            return
+        name = func.value if isinstance(func, cst.Name) else None
+        compiled = (self.finder.module_handles.get(name) or (self.finder.compiled_handles.get(name) or (None,))[0]
+                    if name else None)
+        if compiled is not None:
+            self.modes.setdefault(compiled, set()).add("called")
+            inside, outside = self.state_calls.get(compiled, (None, None))
+            if self.changed_state:
+                inside = inside or _source(node)
+            else:
+                outside = outside or _source(node)
+            self.state_calls[compiled] = (inside, outside)
+            if inside and outside:
+                self.index.call_sites.state_switches.setdefault(compiled, (inside, outside))
+
+    def _mode_set(self, module_class: str, call: cst.Call, method: str) -> None:
+        """A compiled module that runs in both modes: `.train()` and `.eval()` both called on it,
+        or `.eval()` (or `.train(False)`) after it was called in the training mode it starts in."""
+        off = method == "eval" or (call.args and _source(call.args[0].value) == "False")
+        seen = self.modes.setdefault(module_class, set())
+        if (off and ("called" in seen or "train" in seen)) or (not off and "eval" in seen):
+            self.index.call_sites.mode_flips.setdefault(module_class, _source(call))
+        seen.add("eval" if off else "train")
+
+    def _compile_call(self, node: cst.Call) -> None:
+        backend = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "backend"), None)
+        if not self.repeated or backend is None:
+            return
+        fresh = isinstance(backend, (cst.Lambda, cst.Call)) or (
+            isinstance(backend, cst.Name) and any(backend.value in names for names in self.fresh_names[1:]))
+        target = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "model"), None)
+        if not fresh or target is None:
+            return
+        if isinstance(target, cst.Call):
+            target = target.func
+        name = dotted_name(target)
+        qualified = self.finder.instances.get(name or "") or self.index.qualify(name)
+        if qualified is not None:
+            self.index.call_sites.fresh_backends.setdefault(qualified, _source(node))
 
 
 def _keyword(call: cst.Call, keyword: str) -> str | None:
@@ -412,6 +554,10 @@ class _CompileCallFinder:
         self.settings = SettingsBuilder()
         # name a compiled function is called by -> (its qualified name, `dynamic=` as written)
         self.compiled_handles: dict[str, tuple[str, str | None]] = {}
+        # name a compiled module instance is called by (`h = torch.compile(model)`, `model.compile()`)
+        # -> its qualified class; `modules_compiled` also holds the instance `model` itself
+        self.module_handles: dict[str, str] = {}
+        self.modules_compiled: dict[str, str] = {}
 
     def run(self, module: cst.Module) -> None:
         for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call)):
@@ -426,6 +572,7 @@ class _CompileCallFinder:
         if self.compiled_handles:
             for loop in find_nodes(module, (cst.For,)):
                 self._varying_calls(loop)
+        module.visit(_CallSiteFinder(self))
 
     def _decorated_handles(self) -> None:
         for function in self.index.functions.values():
@@ -453,6 +600,15 @@ class _CompileCallFinder:
                     self.index.varying_calls.setdefault(handle[0], []).append(VaryingCall(
                         _source(call), None if keyword else position, keyword, handle[1]))
 
+    def _module_handle(self, handle: str, compiled: cst.BaseExpression) -> None:
+        """`handle = torch.compile(model)` or `torch.compile(Model(...))`: a compiled module."""
+        if isinstance(compiled, cst.Name) and compiled.value in self.instances:
+            self.module_handles[handle] = self.modules_compiled[compiled.value] = self.instances[compiled.value]
+        elif isinstance(compiled, cst.Call):
+            qualified = self.index.qualify(dotted_name(compiled.func))
+            if qualified and qualified.rsplit(".", 1)[-1][:1].isupper():
+                self.module_handles[handle] = self.modules_compiled[handle] = qualified
+
     def _setting(self, target: cst.BaseExpression) -> str | None:
         """NAME of a `torch._dynamo.config.NAME` expression, however torch was imported."""
         qualified = self.index.qualify(dotted_name(target)) or ""
@@ -476,6 +632,8 @@ class _CompileCallFinder:
                 self.settings.assign(name, _source(node.value))
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             called = self.index.qualify(dotted_name(node.value.func))
+            if called in COMPILE_NAMES and node.value.args:
+                self._module_handle(node.targets[0].target.value, node.value.args[0].value)
             if called:
                 self.instances[node.targets[0].target.value] = called
             compiled = node.value.args[0].value if called in COMPILE_NAMES and node.value.args else None

@@ -18,7 +18,7 @@ import networkx as nx
 from breakscan.lint import values as v
 from breakscan.lint.declared import annotation_kind, parameter_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
-from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
 
@@ -63,6 +63,13 @@ class Project:
         self._module_class_cache: dict[int, bool] = {}
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
         self._lineages: dict[int, list[ClassInfo]] = {}
+        self._call_sites: tuple[int, CallSites] | None = None
+
+    def call_sites(self) -> CallSites:
+        """How the project's files use what they compile (merged; rebuilt when a module was loaded)."""
+        if self._call_sites is None or self._call_sites[0] != len(self.modules):
+            self._call_sites = (len(self.modules), CallSites.merged(m.call_sites for m in self.modules.values()))
+        return self._call_sites[1]
 
     # -- lookups ---------------------------------------------------------------------------
     def find_module(self, name: str) -> ModuleIndex | None:

@@ -7,16 +7,16 @@ import contextlib
 import functools
 import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.declared import annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
-from breakscan.lint.index import ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
 from breakscan.lint.traverse import children, subtree_ids
 from breakscan.model import Fix, Severity
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from breakscan.lint.regions import Project
     from breakscan.lint.rule import Rule
 
+T = TypeVar("T")
 # Silent passes over a loop's body before rules see it (values converge in one or two in practice).
 MAX_SILENT_PASSES = 3
 COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
@@ -124,6 +125,11 @@ class RegionContext:
         """The TorchDynamo settings this code is compiled under."""
         return self._walker.dynamo
 
+    @property
+    def call_sites(self) -> CallSites:
+        """How the scanned code outside the compiled code calls what it compiled."""
+        return self._walker.project.call_sites()
+
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self._walker.qualname(node)
 
@@ -217,6 +223,27 @@ class RegionContext:
     def is_module_class(self, info: ClassInfo) -> bool:
         """Whether the class is an nn.Module, through its scanned bases."""
         return self._walker.project.is_module_class(info)
+
+    def entry_in(self, table: Mapping[str, T]) -> T | None:
+        """What `table` (keyed by compiled functions' and module classes' qualified names, as in
+        `CallSites`) holds for this function: itself, or, for a `forward`, a module class that
+        runs it (the class or a subclass)."""
+        function = self._walker.function
+        own = f"{function.module.name}.{function.qualname}"
+        if own in table:
+            return table[own]
+        if function.node.name.value != "forward" or function.class_name is None:
+            return None
+        owner = f"{function.module.name}.{function.class_name}"
+        for key, entry in table.items():
+            info = self.find_class(key)
+            if info is not None and any(f"{c.module.name}.{c.name}" == owner for c in self.class_lineage(info)):
+                return entry
+        return None
+
+    def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:
+        """The class and its scanned bases."""
+        return self._walker.project.class_lineage(info)
 
     def method_of(self, info: ClassInfo, name: str) -> FunctionInfo | None:
         """The method `name` the class has or inherits from a scanned base."""

@@ -109,3 +109,43 @@ def test_a_sample_probed_again_agrees_with_the_stored_data():
         assert again["status"] == entry.status, (entry.call, again.get("error"))
         assert (again["breaks"], tuple(again["gb_ids"]), again["result"], again["items"]) == (
             entry.breaks, entry.gb_ids, entry.result, entry.items), entry.call
+
+
+def _classes_reading_the_mode() -> set[str]:
+    """torch.nn's public module classes whose code reads `self.training` (outside `train`/`eval`
+    and construction), or whose `__init__` builds one that does, read from the installed sources."""
+    import ast
+    from pathlib import Path
+
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+    reads, builds = set(), {}
+    for source in sorted((Path(torch.__file__).parent / "nn" / "modules").glob("*.py")):
+        for node in ast.parse(source.read_text()).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            methods = [m for m in node.body if isinstance(m, ast.FunctionDef)]
+            if node.name != "Module" and any(
+                    isinstance(n, ast.Attribute) and n.attr == "training" and isinstance(n.value, ast.Name)
+                    and n.value.id == "self"
+                    for m in methods if m.name not in ("train", "eval", "__init__", "__setstate__", "extra_repr")
+                    for n in ast.walk(m)):
+                reads.add(node.name)
+            builds[node.name] = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+                                 for m in methods if m.name == "__init__" for n in ast.walk(m)
+                                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+    public = {name: cls for name in dir(nn) if isinstance(cls := getattr(nn, name), type) and issubclass(cls, nn.Module)}
+
+    def depends(name: str, seen: tuple[str, ...] = ()) -> bool:
+        lineage = [k.__name__ for k in public[name].__mro__] if name in public else [name]
+        return any(k in reads for k in lineage) or any(
+            built in public and built not in seen and depends(built, (*seen, name))
+            for k in lineage for built in builds.get(k, ()))
+
+    return {name for name in public if depends(name)}
+
+
+def test_the_modules_whose_code_reads_the_training_mode_match_the_installed_torch():
+    from breakscan.lint.rules.recompiles.mode_switch import TRAINING_DEPENDENT_MODULES
+
+    assert TRAINING_DEPENDENT_MODULES == _classes_reading_the_mode()

@@ -129,3 +129,28 @@ def test_cli_reports_the_library_and_the_way_in(tmp_path):
     assert result.returncode == 1, result.stderr
     assert f"in vqlib at codebook.py:13, reached from {entry}:13" in result.stdout
     assert f"chain: Quantized.forward ({entry}:13) → Codebook.forward" in result.stdout
+
+
+def test_recompile_rules_read_how_the_training_script_calls_the_model_it_imports():
+    """The training script compiles the model from another file, switches it between train and
+    eval with the evaluation under no_grad, and compiles a helper per call with a lambda backend:
+    the recompile findings land in the model's file."""
+    project = PROJECTS / "training_loop"
+    outcome = _lint_one(project / "train.py")
+    assert not outcome.errors
+    found = {(str(Path(f.path).resolve()), f.line, f.rule) for f in outcome.findings}
+    assert found == _expected(project)
+    (grad_mode,) = [f for f in outcome.findings if f.rule == "BR005"]
+    assert grad_mode.severity == "warning" and "`compiled(x)`" in grad_mode.message
+
+
+@pytest.mark.slow  # runs the script under TorchDynamo
+def test_the_training_script_run_confirms_the_recompile_findings(tmp_path):
+    project = PROJECTS / "training_loop"
+    environment = {**os.environ, "BREAKSCAN_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "breakscan", "run", "--format", "json", "train.py", "2"],
+                            capture_output=True, text=True, env=environment, cwd=project)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    statuses = {(Path(f["path"]).name, f["line"], f["rule"], f["status"]) for f in report["findings"]}
+    assert statuses == {(Path(path).name, line, rule, "confirmed") for path, line, rule in _expected(project)}

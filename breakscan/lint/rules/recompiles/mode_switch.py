@@ -1,0 +1,206 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+
+# torch.nn classes whose forward reads `self.training` (or builds one that does): where TorchDynamo
+# guards the mode of a compiled module. Checked against the installed torch's sources by the tests.
+TRAINING_DEPENDENT_MODULES = frozenset({
+    "AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "FeatureAlphaDropout", "GRU", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LSTM",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d", "MultiheadAttention", "RNN", "RReLU", "SyncBatchNorm", "Transformer",
+    "TransformerDecoderLayer", "TransformerEncoderLayer",
+})
+
+
+class ModeSwitch(Rule):
+    id = "BR003"
+    name = "train-eval-switch"
+    kind = "recompile"
+    gb_ids = ()
+    severity = "warning"
+    message = ("the compiled module's code depends on its training mode here, and the scanned code switches "
+               "a compiled instance between `.train()` and `.eval()`: TorchDynamo guards on the mode, so the "
+               "first call in the other mode compiles it again")
+    fix_hint = ("expect one compile per mode (later switches reuse both), or keep evaluation out of the "
+                "training loop's compiled module")
+    docs = """
+    ## What it does
+    Flags, in the `forward` of an `nn.Module` that the scanned code compiles and switches between
+    training and evaluation (`model.train()` and `model.eval()`, or `.eval()` after a call in the
+    training mode a module starts in), the first place whose result depends on the mode: a read
+    of `self.training`, or a call of a submodule whose forward reads it (`Dropout`, `BatchNorm`,
+    `InstanceNorm`, `RNN`/`LSTM`/`GRU`, `MultiheadAttention`, the `Transformer` layers...).
+    Submodules of the compiled module's own classes are followed. Reported where TorchDynamo
+    guards the mode.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 guards `self.training == True` (or `self._modules['drop'].training`) where
+    the compiled code reads the mode: the first call after a switch fails that guard and
+    compiles the module again. Both compiled versions are kept, so later switches cost nothing,
+    but each mode costs a full compile, and the recompile counts towards the recompile limit
+    (8) with every other guard that fails. A module whose code never reads the mode (only
+    `Linear`, activations, normalisation without running statistics) does not recompile and is
+    not flagged. When the scanned code also calls the module under `torch.no_grad()` (the usual
+    evaluation), the grad-mode guard fails first and that one recompile is BR005's.
+
+    ## Example
+    ```python
+    compiled = torch.compile(model)
+    for epoch in range(epochs):
+        model.train()
+        train_one_epoch(compiled)
+        model.eval()
+        evaluate(compiled)       # compiles `forward` again, in eval mode
+    ```
+
+    ## Use instead
+    Expect one compile per mode and budget for it (a warning, not a fault), or evaluate with
+    the uncompiled `model` when evaluation is rare, so that only the training graph is compiled.
+    """
+    invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    y = self.lin(x)
+                    if self.training:  # recompile
+                        y = y * 2
+                    return y
+
+            def fn(x):
+                model = Net()
+                compiled = torch.compile(model, backend="eager")
+                for _ in range(2):
+                    model.train()
+                    compiled(x)
+                    model.eval()
+                    compiled(x)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 4)
+                    self.drop = nn.Dropout(0.1)
+
+                def forward(self, x):
+                    return self.drop(self.lin(x))  # recompile
+
+            def fn(x):
+                model = torch.compile(Classifier(), backend="eager")
+                model(x)
+                model.eval()
+                return model(x)
+        """, compiled=False),
+    )
+    valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 4)
+                    self.drop = nn.Dropout(0.1)
+
+                def forward(self, x):
+                    return self.drop(self.lin(x))
+
+            def fn(x):
+                model = Classifier()
+                model.eval()
+                compiled = torch.compile(model, backend="eager")
+                compiled(x)
+                return compiled(x)
+        """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Projection(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 4)
+
+                def forward(self, x):
+                    return torch.relu(self.lin(x))
+
+            def fn(x):
+                model = Projection()
+                compiled = torch.compile(model, backend="eager")
+                for _ in range(2):
+                    model.train()
+                    compiled(x)
+                    model.eval()
+                    compiled(x)
+                return x
+        """, compiled=False),
+    )
+
+    def __init__(self) -> None:
+        self.reported = False  # one finding per function: the first guard on the mode is the one that fails
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if node.attr.value == "training" and ctx.value(node.value) == v.SELF:
+            self._report(node, ctx, "`self.training` is read")
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and ctx.value(func.value) == v.SELF):
+            return
+        module = ctx.value(func)
+        if isinstance(module, v.ModuleValue):
+            dependent = sorted(c.rsplit(".", 1)[-1] for c in module.classes
+                               if c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in TRAINING_DEPENDENT_MODULES)
+            if dependent:
+                self._report(node, ctx, f"`self.{func.attr.value}` ({dependent[0]}) reads `self.training`")
+
+    def _report(self, node: cst.CSTNode, ctx, what: str) -> None:
+        if self.reported or ctx.function.class_name is None:
+            return
+        switch = _switched_root(ctx)
+        if switch is None:
+            return
+        self.reported = True
+        ctx.report(self, node, f"{what} in a compiled module the scanned code switches between training and "
+                               f"evaluation (`{switch}`): TorchDynamo guards on the mode, so the first call in the "
+                               "other mode compiles it again (once; later switches reuse both)")
+
+
+def _switched_root(ctx) -> str | None:
+    """The `.train()`/`.eval()` call of a compiled module whose forward runs this class's code:
+    the module's class, its bases, and the classes of its submodules, followed through the project."""
+    sites = ctx.call_sites
+    own = f"{ctx.module.name}.{ctx.function.class_name}"
+    for root, switch in sites.mode_flips.items():
+        if root in sites.state_switches:
+            continue  # evaluated under no_grad too: the grad-mode guard fails first (BR005 reports it)
+        seen, queue = set(), [root]
+        while queue:
+            name = queue.pop()
+            if name == own:
+                return switch
+            if name in seen:
+                continue
+            seen.add(name)
+            info = ctx.find_class(name)
+            if info is None:
+                continue
+            for cls in ctx.class_lineage(info):
+                queue.append(f"{cls.module.name}.{cls.name}")
+                for classes in cls.attr_classes.values():
+                    queue.extend(classes)
+    return None
