@@ -117,11 +117,17 @@ class _Unmatched:
     refs: list[BreakRef] = field(default_factory=list)
 
 
+# The "break" TorchDynamo records when a function reaches the recompile limit (the rest of it runs
+# eagerly): the recompilation that hit the limit is the finding (its rule, or BR000), not a break.
+RECOMPILE_LIMIT_BREAK = "Dynamo recompile limit exceeded"
+
+
 def _unpredicted(targets: list[TargetResult], matched: set[tuple[int, int]]) -> list[Finding]:
     merged: dict[tuple, _Unmatched] = {}
     for t, target in enumerate(targets):
+        limit_hit = any(r.limit_hit for r in target.recompiles)
         for i, brk in enumerate(target.breaks):
-            if (t, i) not in matched:
+            if (t, i) not in matched and not (limit_hit and brk.gb_type == RECOMPILE_LIMIT_BREAK):
                 key = (own_sites(brk), brk.gb_id, brk.reason)
                 merged.setdefault(key, _Unmatched(brk)).refs.append(BreakRef(t, i, True))
     return [_unpredicted_finding(u.brk, tuple(u.refs), targets) for u in merged.values()]

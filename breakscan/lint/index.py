@@ -124,6 +124,8 @@ class ClassInfo:
     tensor_attrs: set[str] = field(default_factory=set)
     # self.<attr> holding Python values of a known kind (`self.patch = patch_size` with `patch_size=4`).
     attr_kinds: dict[str, Kind] = field(default_factory=dict)
+    # self.<attr> set in `__init__` from one of its parameters: attr -> the parameter's name.
+    attr_params: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -139,6 +141,12 @@ class CallSites:
     # qualified compiled function or class -> a `torch.compile(...)` run on every call of the
     # code around it with a backend object made anew each time, as written
     fresh_backends: dict[str, str] = field(default_factory=dict)
+    # qualified nn.Module class -> a `torch.compile` of its instances one by one (in a loop or a
+    # comprehension: per-layer compilation), as written
+    per_instance_compiles: dict[str, str] = field(default_factory=dict)
+    # qualified class -> the constructor arguments (positions counted after `self`, or keywords)
+    # given a loop's int (`Block(i)` in `for i in range(n)`): a value per instance
+    varying_builds: dict[str, set[int | str]] = field(default_factory=dict)
 
     @staticmethod
     def merged(all_sites: Iterable[CallSites]) -> CallSites:
@@ -150,6 +158,10 @@ class CallSites:
                 merged.state_switches.setdefault(key, calls)
             for key, call in sites.fresh_backends.items():
                 merged.fresh_backends.setdefault(key, call)
+            for key, call in sites.per_instance_compiles.items():
+                merged.per_instance_compiles.setdefault(key, call)
+            for key, arguments in sites.varying_builds.items():
+                merged.varying_builds.setdefault(key, set()).update(arguments)
         return merged
 
 
@@ -332,6 +344,10 @@ class _CallSiteFinder(cst.CSTVisitor):
         self.changed_state = 0
         self.fresh_names: list[set[str]] = [set()]  # per function: names bound to a new object per run
         self.state_calls: dict[str, tuple[str | None, str | None]] = {}
+        self.looping = 0  # loops and comprehensions around the visited node
+        self.loop_ints: list[set[str]] = []  # per loop: its names bound to ints (`i` of range, enumerate)
+        self.iterated: dict[str, cst.BaseExpression] = {}  # loop target -> what it iterates
+        self.classes: list[str] = []  # the class bodies around the visited node
         self.modes: dict[str, set[str]] = {}  # compiled module class -> "called", "train", "eval" as they come
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -343,11 +359,92 @@ class _CallSiteFinder(cst.CSTVisitor):
         self.repeated -= 1
         self.fresh_names.pop()
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
     def visit_For(self, node: cst.For) -> None:
         self.repeated += 1
+        self._enter_loop([(node.target, node.iter)])
 
     def leave_For(self, original_node: cst.For) -> None:
         self.repeated -= 1
+        self._leave_loop()
+
+    def _enter_comprehension(self, node: cst.BaseComp | cst.DictComp) -> None:
+        # Its element comes before its `for` in the tree: the loop is entered first.
+        loops, clause = [], node.for_in
+        while clause is not None:
+            loops.append((clause.target, clause.iter))
+            clause = clause.inner_for_in
+        self._enter_loop(loops)
+
+    def _leave_comprehension(self, original_node: cst.BaseComp | cst.DictComp) -> None:
+        self._leave_loop()
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
+
+    def _enter_loop(self, loops: list[tuple[cst.BaseExpression, cst.BaseExpression]]) -> None:
+        self.looping += 1
+        ints: set[str] = set()
+        for target, iterable in loops:
+            called = self.index.qualify(dotted_name(iterable.func)) if isinstance(iterable, cst.Call) else None
+            if called == "builtins.range" and isinstance(target, cst.Name):
+                ints.add(target.value)
+            elif (called == "builtins.enumerate" and isinstance(target, cst.Tuple) and len(target.elements) == 2
+                  and isinstance(iterable, cst.Call) and iterable.args):
+                index, item = (e.value for e in target.elements)
+                if isinstance(index, cst.Name):
+                    ints.add(index.value)
+                if isinstance(item, cst.Name):
+                    self.iterated[item.value] = iterable.args[0].value
+            elif isinstance(target, cst.Name):
+                self.iterated[target.value] = iterable
+        self.loop_ints.append(ints)
+
+    def _leave_loop(self) -> None:
+        self.looping -= 1
+        self.loop_ints.pop()
+
+    def _classes_iterated(self, name: str | None) -> set[str]:
+        """The classes built into what the loop variable `name` iterates: `self.layers` (in a class
+        of this file) or `model.layers` (`model` an instance of one)."""
+        iterable = self.iterated.get(name or "")
+        if not (isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name)):
+            return set()
+        owner = iterable.value.value
+        if owner == "self" and self.classes:
+            info = self.index.classes.get(self.classes[-1])
+        else:
+            qualified = self.finder.instances.get(owner, "")
+            info = self.index.classes.get(qualified.removeprefix(f"{self.index.name}.")) if qualified else None
+        return set(info.attr_classes.get(iterable.attr.value, ())) if info is not None else set()
+
+    def _compiled_per_instance(self, compiled: cst.BaseExpression, call: cst.Call) -> None:
+        if not self.looping:
+            return
+        if isinstance(compiled, cst.Call):
+            qualified = self.index.qualify(dotted_name(compiled.func))
+            classes = {qualified} if qualified and qualified.rsplit(".", 1)[-1][:1].isupper() else set()
+        else:
+            classes = self._classes_iterated(dotted_name(compiled))
+        for name in classes:
+            self.index.call_sites.per_instance_compiles.setdefault(name, _source(call))
+
+    def _built_with_loop_ints(self, node: cst.Call) -> None:
+        ints = set().union(*self.loop_ints) if self.loop_ints else set()
+        qualified = self.index.qualify(dotted_name(node.func)) if ints else None
+        if not qualified or not qualified.rsplit(".", 1)[-1][:1].isupper():
+            return
+        for position, argument in enumerate(a for a in node.args if a.keyword is None and not a.star):
+            if isinstance(argument.value, cst.Name) and argument.value.value in ints:
+                self.index.call_sites.varying_builds.setdefault(qualified, set()).add(position)
+        for argument in node.args:
+            if argument.keyword is not None and isinstance(argument.value, cst.Name) and argument.value.value in ints:
+                self.index.call_sites.varying_builds.setdefault(qualified, set()).add(argument.keyword.value)
 
     def visit_While(self, node: cst.While) -> None:
         self.repeated += 1
@@ -385,9 +482,14 @@ class _CallSiteFinder(cst.CSTVisitor):
                 self._mode_set(self.finder.modules_compiled[owner], node, method)
             elif method == "compile" and owner in self.finder.instances:
                 self.finder.module_handles[owner] = self.finder.modules_compiled[owner] = self.finder.instances[owner]
+            elif method == "compile":
+                self._compiled_per_instance(func.value, node)
         if self.index.qualify(dotted_name(func)) in COMPILE_NAMES:
             self._compile_call(node)
+            if node.args:
+                self._compiled_per_instance(node.args[0].value, node)
             return
+        self._built_with_loop_ints(node)
         name = func.value if isinstance(func, cst.Name) else None
         compiled = (self.finder.module_handles.get(name) or (self.finder.compiled_handles.get(name) or (None,))[0]
                     if name else None)
@@ -470,6 +572,7 @@ class _SelfAttributeCollector:
     def __init__(self, index: ModuleIndex, info: ClassInfo, method: cst.FunctionDef):
         self.index = index
         self.info = info
+        self.in_init = method.name.value == "__init__"
         params = method.params
         self.parameters = {p.name.value: p for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
@@ -506,6 +609,8 @@ class _SelfAttributeCollector:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
         attr = target.attr.value
+        if self.in_init and isinstance(value, cst.Name) and value.value in self.parameters:
+            self.info.attr_params[attr] = value.value
         kind = self._plain_kind(value)
         if kind is not None:
             known = self.info.attr_kinds.get(attr)

@@ -69,3 +69,27 @@ def test_the_same_guard_on_another_value_is_one_site():
     assert guard_pattern("self.step == 2") == guard_pattern("self.step == 7")
     assert guard_pattern("Cached backend: <lambda at 0x7f3a12>") == guard_pattern("Cached backend: <lambda at 0x9c0b>")
     assert "0-d tensor" in advice("s == 0.5", None) and "reuse it" in advice("BACKEND_MATCH failure: ...", None)
+
+
+@pytest.mark.slow
+def test_layers_compiled_one_by_one_recompile_per_layer_as_the_lint_predicts(tmp_path):
+    """fixtures/recompiles_regional_compile.py run as a script: every layer recompiles the shared
+    forward until the limit; BR006 is confirmed there, and the limit is not also a graph break."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import FIXTURES, ROOT, expected_findings
+
+    script = FIXTURES / "recompiles_regional_compile.py"
+    result = subprocess.run([sys.executable, "-m", "breakscan", "run", "--format", "json", str(script)],
+                            capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "BREAKSCAN_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert {(f["line"], f["rule"], f["status"]) for f in report["findings"]} == {
+        (line, rule, "confirmed") for line, rule in expected_findings(script)}
+    (target,) = report["targets"]
+    (recompile,) = target["recompiles"]
+    assert recompile["limit_hit"] and recompile["guard"] == "self.layer_idx == 0"

@@ -1,0 +1,202 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+
+
+class PerInstanceAttribute(Rule):
+    id = "BR006"
+    name = "per-layer-int-attribute"
+    kind = "recompile"
+    gb_ids = ()
+    message = ("each compiled instance of this class holds another int here (set in `__init__` from a loop's "
+               "int), and its instances are compiled one by one: they share one compiled `forward`, which "
+               "TorchDynamo guards on the value, so every layer recompiles it (until the recompile limit, then "
+               "the rest run eagerly)")
+    fix_hint = ("compile the whole model once instead of each layer, keep the per-layer value out of the compiled "
+                "code (a tensor buffer, or a choice made in `__init__`), or set "
+                "`torch._dynamo.config.allow_unspec_int_on_nn_module = True`")
+    docs = """
+    ## What it does
+    Flags the first read, in a module's compiled code, of an int attribute that `__init__` sets
+    from a parameter (`self.layer_idx = layer_idx`), when the scanned code builds the class with
+    a loop's int for that parameter (`Block(i) for i in range(depth)`) and compiles the
+    instances one by one (`layer.compile()` for each layer, `torch.compile(Block(i))` in a loop
+    or comprehension). Reported where TorchDynamo guards the value: the read.
+
+    ## Why is this bad?
+    Instances of one class share one code object, `forward`, and TorchDynamo caches compiled
+    code on the code object. It treats an nn.Module's int attributes as constants and guards on
+    them (`self.layer_idx == 0`): the next layer, with another value, fails the guard and
+    compiles `forward` again, and so does every layer after it, until the recompile limit (8),
+    after which the remaining layers run eagerly. Compiling the whole model once traces each
+    layer inline with its own constant and does not recompile; nor do values that are the same
+    for every instance.
+
+    ## Example
+    ```python
+    self.layers = nn.ModuleList([Block(layer_idx=i) for i in range(24)])
+    for layer in self.layers:
+        layer.compile()            # regional compilation, one layer at a time
+    ...
+    def forward(self, x):          # Block
+        if self.layer_idx % 2:     # guarded per layer: 24 values, 8 recompiles, then eager
+    ```
+
+    ## Use instead
+    ```python
+    model.compile()                # the whole model: one trace with each layer's constant
+    ```
+    or decide in `__init__` (`self.scale = 2.0 if layer_idx % 2 else 1.0` as a buffer), or set
+    `torch._dynamo.config.allow_unspec_int_on_nn_module = True` (one recompile, then dynamic).
+    """
+    invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, layer_idx):
+                    super().__init__()
+                    self.layer_idx = layer_idx
+                    self.lin = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    if self.layer_idx % 2 == 0:  # recompile
+                        x = x * 2
+                    return self.lin(x)
+
+            def fn(x):
+                blocks = [torch.compile(Block(i), backend="eager") for i in range(4)]
+                with torch.no_grad():
+                    for block in blocks:
+                        x = block(x)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Layer(nn.Module):
+                def __init__(self, dim: int, depth: int):
+                    super().__init__()
+                    self.depth = depth
+                    self.lin = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    return self.lin(x) / (self.depth + 1)  # recompile
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([Layer(8, depth=i) for i in range(3)])
+                    for layer in self.layers:
+                        layer.compile(backend="eager")
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return x
+
+            def fn(x):
+                with torch.no_grad():
+                    return Stack()(x)
+        """, compiled=False),
+    )
+    valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, layer_idx):
+                    super().__init__()
+                    self.layer_idx = layer_idx
+                    self.lin = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    if self.layer_idx % 2 == 0:
+                        x = x * 2
+                    return self.lin(x)
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([Block(i) for i in range(4)])
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return x
+
+            def fn(x):
+                model = torch.compile(Stack(), backend="eager")
+                with torch.no_grad():
+                    model(x)
+                    return model(x)
+        """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, width):
+                    super().__init__()
+                    self.width = width
+                    self.lin = nn.Linear(width, width)
+
+                def forward(self, x):
+                    return self.lin(x) * self.width
+
+            def fn(x):
+                blocks = [torch.compile(Block(8), backend="eager") for _ in range(4)]
+                with torch.no_grad():
+                    for block in blocks:
+                        x = block(x)
+                return x
+        """, compiled=False),
+    )
+
+    def __init__(self) -> None:
+        self.reported: set[str] = set()
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        attr = node.attr.value
+        if attr in self.reported or ctx.function.class_name is None or ctx.value(node.value) != v.SELF:
+            return
+        build = _varying_build(ctx, attr)
+        if build is None:
+            return
+        self.reported.add(attr)
+        compiled, parameter = build
+        message = (f"`self.{attr}` is set in `__init__` from `{parameter}`, which the scanned code gives a loop's int, "
+                   f"and the instances are compiled one by one (`{compiled}`): they share one compiled `forward`, "
+                   "guarded on this value")
+        if ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
+            ctx.report(self, node, f"{message}: the second layer recompiles it once, then "
+                                   "`allow_unspec_int_on_nn_module` makes it dynamic", severity="warning")
+        else:
+            ctx.report(self, node, f"{message}, so every layer recompiles it (until the recompile limit, then the "
+                                   "rest run eagerly)")
+
+
+def _varying_build(ctx, attr: str) -> tuple[str, str] | None:
+    """(the per-instance compile, the `__init__` parameter) when `self.attr` differs per compiled
+    instance of this function's class."""
+    sites = ctx.call_sites
+    qualified = f"{ctx.module.name}.{ctx.function.class_name}"
+    compiled = sites.per_instance_compiles.get(qualified)
+    info = ctx.find_class(qualified)
+    if compiled is None or info is None:
+        return None
+    for cls in ctx.class_lineage(info):
+        parameter = cls.attr_params.get(attr)
+        init = cls.methods.get("__init__")
+        if parameter is None or init is None:
+            continue
+        params = init.node.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
+        varying = sites.varying_builds.get(qualified, set())
+        if parameter in varying or (parameter in positional and positional.index(parameter) in varying):
+            return compiled, parameter
+    return None
