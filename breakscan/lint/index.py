@@ -147,6 +147,10 @@ class CallSites:
     # qualified class -> the constructor arguments (positions counted after `self`, or keywords)
     # given a loop's int (`Block(i)` in `for i in range(n)`): a value per instance
     varying_builds: dict[str, set[int | str]] = field(default_factory=dict)
+    # qualified compiled function or class -> (a call in a loop given a tensor whose shape the loop
+    # changes: `x[:, :t]`, or a name it grows with `torch.cat`, as written; the `dynamic=` of its
+    # compile as written, or None)
+    varying_shapes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     @staticmethod
     def merged(all_sites: Iterable[CallSites]) -> CallSites:
@@ -162,19 +166,22 @@ class CallSites:
                 merged.per_instance_compiles.setdefault(key, call)
             for key, arguments in sites.varying_builds.items():
                 merged.varying_builds.setdefault(key, set()).update(arguments)
+            for key, shaped in sites.varying_shapes.items():
+                merged.varying_shapes.setdefault(key, shaped)
         return merged
 
 
 @dataclass
 class VaryingCall:
-    """`step(x, i)` in `for i in range(n)`, where `step = torch.compile(fn, dynamic=...)` or `fn` is
-    decorated with `@torch.compile(...)`: argument `position` (or `keyword`) of `fn` gets another
-    Python int on each iteration."""
+    """`step(x, i)` in `for i in range(n)`, or `step(p, lr)` in a loop that rebinds `lr = lr * 0.9`,
+    where `step = torch.compile(fn, dynamic=...)` or `fn` is decorated with `@torch.compile(...)`:
+    argument `position` (or `keyword`) of `fn` gets another Python number on each iteration."""
 
     call: str  # the call as written, for the message: `step(out, i)`
     position: int | None
     keyword: str | None
     dynamic: str | None  # the `dynamic=` given to torch.compile, as written ("False"); None: not given
+    number: str = "int"  # "int" or "float": what the argument holds
 
 
 @dataclass
@@ -327,6 +334,7 @@ def _decorator_settings(index: ModuleIndex, node: cst.FunctionDef) -> DynamoSett
     return builder.build(fullgraph)
 
 
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack"})
 # Context managers that change the global state TorchDynamo guards (GLOBAL_STATE: grad mode, autocast).
 _GLOBAL_STATE = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad",
                            "torch.autograd.grad_mode.inference_mode", "torch.autocast", "torch.amp.autocast",
@@ -346,6 +354,7 @@ class _CallSiteFinder(cst.CSTVisitor):
         self.state_calls: dict[str, tuple[str | None, str | None]] = {}
         self.looping = 0  # loops and comprehensions around the visited node
         self.loop_ints: list[set[str]] = []  # per loop: its names bound to ints (`i` of range, enumerate)
+        self.grown: list[set[str]] = []  # per loop: names it rebinds to a `torch.cat` of themselves
         self.iterated: dict[str, cst.BaseExpression] = {}  # loop target -> what it iterates
         self.classes: list[str] = []  # the class bodies around the visited node
         self.modes: dict[str, set[str]] = {}  # compiled module class -> "called", "train", "eval" as they come
@@ -367,7 +376,7 @@ class _CallSiteFinder(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.repeated += 1
-        self._enter_loop([(node.target, node.iter)])
+        self._enter_loop([(node.target, node.iter)], self._grown_names(node.body))
 
     def leave_For(self, original_node: cst.For) -> None:
         self.repeated -= 1
@@ -387,8 +396,26 @@ class _CallSiteFinder(cst.CSTVisitor):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _enter_comprehension
     leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _leave_comprehension
 
-    def _enter_loop(self, loops: list[tuple[cst.BaseExpression, cst.BaseExpression]]) -> None:
+    def _grown_names(self, body: cst.BaseSuite) -> set[str]:
+        """`tokens = torch.cat([tokens, next_token], dim=1)`: a tensor whose shape the loop changes."""
+        grown = set()
+        for node in find_nodes(body, (cst.Assign,)):
+            value = node.value
+            if not (isinstance(value, cst.Call) and value.args and len(node.targets) == 1
+                    and isinstance(node.targets[0].target, cst.Name)
+                    and self.index.qualify(dotted_name(value.func)) in _CONCATENATIONS):
+                continue
+            name = node.targets[0].target.value
+            pieces = value.args[0].value
+            if isinstance(pieces, (cst.List, cst.Tuple)) and any(
+                    isinstance(e.value, cst.Name) and e.value.value == name for e in pieces.elements):
+                grown.add(name)
+        return grown
+
+    def _enter_loop(self, loops: list[tuple[cst.BaseExpression, cst.BaseExpression]],
+                    grown: set[str] | None = None) -> None:
         self.looping += 1
+        self.grown.append(grown or set())
         ints: set[str] = set()
         for target, iterable in loops:
             called = self.index.qualify(dotted_name(iterable.func)) if isinstance(iterable, cst.Call) else None
@@ -408,6 +435,19 @@ class _CallSiteFinder(cst.CSTVisitor):
     def _leave_loop(self) -> None:
         self.looping -= 1
         self.loop_ints.pop()
+        self.grown.pop()
+
+    def _shape_varies(self, argument: cst.BaseExpression) -> bool:
+        """A tensor argument whose shape the enclosing loops change: a name they grow, or a slice
+        bounded by a loop's int (`x[:, :t]`)."""
+        if isinstance(argument, cst.Name):
+            return any(argument.value in names for names in self.grown)
+        if isinstance(argument, cst.Subscript):
+            ints = set().union(*self.loop_ints) if self.loop_ints else set()
+            return any(isinstance(element.slice, cst.Slice) and any(
+                isinstance(n, cst.Name) and n.value in ints for n in find_nodes(element.slice, (cst.Name,)))
+                for element in argument.slice)
+        return False
 
     def _classes_iterated(self, name: str | None) -> set[str]:
         """The classes built into what the loop variable `name` iterates: `self.layers` (in a class
@@ -482,6 +522,7 @@ class _CallSiteFinder(cst.CSTVisitor):
                 self._mode_set(self.finder.modules_compiled[owner], node, method)
             elif method == "compile" and owner in self.finder.instances:
                 self.finder.module_handles[owner] = self.finder.modules_compiled[owner] = self.finder.instances[owner]
+                self.finder.handle_dynamic[owner] = _keyword(node, "dynamic")
             elif method == "compile":
                 self._compiled_per_instance(func.value, node)
         if self.index.qualify(dotted_name(func)) in COMPILE_NAMES:
@@ -495,6 +536,10 @@ class _CallSiteFinder(cst.CSTVisitor):
                     if name else None)
         if compiled is not None:
             self.modes.setdefault(compiled, set()).add("called")
+            if self.looping and any(self._shape_varies(a.value) for a in node.args if not a.star):
+                dynamic = (self.finder.handle_dynamic.get(name) if name in self.finder.module_handles
+                           else self.finder.compiled_handles[name][1])
+                self.index.call_sites.varying_shapes.setdefault(compiled, (_source(node), dynamic))
             inside, outside = self.state_calls.get(compiled, (None, None))
             if self.changed_state:
                 inside = inside or _source(node)
@@ -528,6 +573,17 @@ class _CallSiteFinder(cst.CSTVisitor):
         qualified = self.finder.instances.get(name or "") or self.index.qualify(name)
         if qualified is not None:
             self.index.call_sites.fresh_backends.setdefault(qualified, _source(node))
+
+
+def _number_literal(node: cst.BaseExpression) -> str | None:
+    """"int" or "float" for a number literal (signed too), else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    if isinstance(node, cst.Integer):
+        return "int"
+    if isinstance(node, cst.Float):
+        return "float"
+    return None
 
 
 def _keyword(call: cst.Call, keyword: str) -> str | None:
@@ -663,10 +719,14 @@ class _CompileCallFinder:
         # -> its qualified class; `modules_compiled` also holds the instance `model` itself
         self.module_handles: dict[str, str] = {}
         self.modules_compiled: dict[str, str] = {}
+        self.number_literals: dict[str, set[str]] = {}  # name -> "int"/"float" of the literals assigned to it
+        self.not_numbers: set[str] = set()  # names also assigned something else
+        self.handle_dynamic: dict[str, str | None] = {}  # compiled module handle -> its `dynamic=` as written
 
     def run(self, module: cst.Module) -> None:
         for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call)):
             if isinstance(node, cst.Assign):
+                self._number_assignment(node)
                 self.visit_Assign(node)
             elif isinstance(node, cst.AugAssign):
                 self.visit_AugAssign(node)
@@ -679,6 +739,18 @@ class _CompileCallFinder:
                 self._varying_calls(loop)
         module.visit(_CallSiteFinder(self))
 
+    def _number_assignment(self, node: cst.Assign) -> None:
+        number = _number_literal(node.value)
+        for target in node.targets:
+            if not isinstance(target.target, cst.Name):
+                continue
+            name = target.target.value
+            if number is not None:
+                self.number_literals.setdefault(name, set()).add(number)
+            elif not (isinstance(node.value, cst.BinaryOperation) and any(
+                    isinstance(o, cst.Name) and o.value == name for o in (node.value.left, node.value.right))):
+                self.not_numbers.add(name)  # `lr = torch.tensor(0.1)`: not (only) a Python number
+
     def _decorated_handles(self) -> None:
         for function in self.index.functions.values():
             for decorator in function.node.decorators:
@@ -689,21 +761,47 @@ class _CompileCallFinder:
                     self.compiled_handles[function.qualname] = (f"{self.index.name}.{function.qualname}", dynamic)
 
     def _varying_calls(self, loop: cst.For) -> None:
-        """Calls of compiled functions in `for i in range(...)` given `i` itself."""
+        """Calls of compiled functions in a loop given a number that changes on every iteration:
+        the int of `for i in range(...)`, or a name the loop rebinds by arithmetic on itself
+        (`lr *= 0.9`, `lr = lr * gamma`) whose number kind its literals tell."""
         iterator = loop.iter
-        if not (isinstance(loop.target, cst.Name) and isinstance(iterator, cst.Call)
+        varying = self._rebound_numbers(loop.body)
+        if (isinstance(loop.target, cst.Name) and isinstance(iterator, cst.Call)
                 and self.index.qualify(dotted_name(iterator.func)) == "builtins.range"):
-            return
-        variable = loop.target.value
-        for call in find_nodes(loop.body, (cst.Call,)):
+            varying[loop.target.value] = "int"
+        for call in find_nodes(loop.body, (cst.Call,)) if varying else ():
             handle = self.compiled_handles.get(dotted_name(call.func) or "")
             if handle is None:
                 continue
             for position, argument in enumerate(call.args):
-                if isinstance(argument.value, cst.Name) and argument.value.value == variable and not argument.star:
+                if isinstance(argument.value, cst.Name) and argument.value.value in varying and not argument.star:
                     keyword = argument.keyword.value if argument.keyword is not None else None
                     self.index.varying_calls.setdefault(handle[0], []).append(VaryingCall(
-                        _source(call), None if keyword else position, keyword, handle[1]))
+                        _source(call), None if keyword else position, keyword, handle[1],
+                        varying[argument.value.value]))
+
+    def _rebound_numbers(self, body: cst.BaseSuite) -> dict[str, str]:
+        """Names the loop body updates from themselves with number literals, that are otherwise only
+        assigned number literals, and whether they hold an int or a float (a float literal in the
+        update or in an assignment of the name)."""
+        found: dict[str, str] = {}
+        for node in find_nodes(body, (cst.AugAssign, cst.Assign)):
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                name, operands = node.target.value, [node.value]
+            elif (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                  and isinstance(node.value, cst.BinaryOperation)):
+                name, operands = node.targets[0].target.value, [node.value.left, node.value.right]
+                if not any(isinstance(o, cst.Name) and o.value == name for o in operands):
+                    continue
+                operands = [o for o in operands if not (isinstance(o, cst.Name) and o.value == name)]
+            else:
+                continue
+            kinds = {_number_literal(o) for o in operands}
+            initial = self.number_literals.get(name, set())
+            if None in kinds or not initial or name in self.not_numbers:
+                continue
+            found[name] = "float" if "float" in kinds | initial else "int"
+        return found
 
     def _module_handle(self, handle: str, compiled: cst.BaseExpression) -> None:
         """`handle = torch.compile(model)` or `torch.compile(Model(...))`: a compiled module."""
@@ -739,6 +837,7 @@ class _CompileCallFinder:
             called = self.index.qualify(dotted_name(node.value.func))
             if called in COMPILE_NAMES and node.value.args:
                 self._module_handle(node.targets[0].target.value, node.value.args[0].value)
+                self.handle_dynamic[node.targets[0].target.value] = _keyword(node.value, "dynamic")
             if called:
                 self.instances[node.targets[0].target.value] = called
             compiled = node.value.args[0].value if called in COMPILE_NAMES and node.value.args else None

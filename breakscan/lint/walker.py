@@ -126,6 +126,13 @@ class RegionContext:
         return self._walker.dynamo
 
     @property
+    def function_start(self) -> cst.CSTNode:
+        """Where the function's code object starts (its first decorator, else its `def`): the line
+        TorchDynamo gives a recompile guarded on the function's inputs or global state."""
+        node = self._walker.function.node
+        return node.decorators[0] if node.decorators else node
+
+    @property
     def call_sites(self) -> CallSites:
         """How the scanned code outside the compiled code calls what it compiled."""
         return self._walker.project.call_sites()

@@ -112,7 +112,7 @@ class FreshBackend(Rule):
             return
         call = ctx.entry_in(ctx.call_sites.fresh_backends)
         if call is not None:
-            ctx.report(self, ctx.function.node, f"this function is compiled with a backend made anew on every run "
+            ctx.report(self, ctx.function_start, f"this function is compiled with a backend made anew on every run "
                                                 f"of `{call}`: TorchDynamo matches the backend by identity, so every "
                                                 "call compiles it again (until the recompile limit, then it runs "
                                                 "eagerly)")

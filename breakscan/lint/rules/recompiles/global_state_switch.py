@@ -126,7 +126,7 @@ class GlobalStateSwitch(Rule):
         calls = ctx.entry_in(ctx.call_sites.state_switches)
         if calls is not None:
             inside, outside = calls
-            ctx.report(self, ctx.function.node, f"the scanned code calls this compiled code inside no-grad or autocast "
+            ctx.report(self, ctx.function_start, f"the scanned code calls this compiled code inside no-grad or autocast "
                                                 f"(`{inside}`) and outside (`{outside}`): TorchDynamo guards on grad "
                                                 "mode and autocast, so the first call in the other state compiles it "
                                                 "again (once; later calls reuse both)")

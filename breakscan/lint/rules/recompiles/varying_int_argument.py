@@ -94,6 +94,8 @@ class VaryingIntArgument(Rule):
         """, compiled=False),
     )
 
+    number = "int"  # the kind of the varying argument this rule reports
+
     def __init__(self) -> None:
         self.done: set[str] = set()
 
@@ -103,12 +105,14 @@ class VaryingIntArgument(Rule):
             return
         calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
         params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
-        varying = [c for c in calls if (c.keyword or (params[c.position] if c.position is not None
-                                                        and c.position < len(params) else None)) == node.value]
+        varying = [c for c in calls if c.number == self.number and (c.keyword or (
+            params[c.position] if c.position is not None and c.position < len(params) else None)) == node.value]
         if not varying or varying[0].dynamic == "True":
             return
         self.done.add(node.value)
-        call = varying[0]
+        self.report_varying(node, varying[0], ctx)
+
+    def report_varying(self, node: cst.Name, call, ctx) -> None:
         if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"this compiled function is called in a loop with the loop's int as `{node.value}` "
                                    f"(`{call.call}`), and compiled static: every value recompiles it, until the "

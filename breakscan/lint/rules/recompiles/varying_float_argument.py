@@ -1,0 +1,102 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example
+from breakscan.lint.rules.recompiles.varying_int_argument import VaryingIntArgument
+
+
+class VaryingFloatArgument(VaryingIntArgument):
+    """BR002's question for Python floats: the loop gives the compiled function another float."""
+
+    id = "BR007"
+    name = "varying-float-argument"
+    severity = "warning"
+    number = "float"
+    message = ("this compiled function is called in a loop with a Python float the loop changes (a learning rate "
+               "decayed by hand, a temperature): TorchDynamo guards on its first value, so the second value "
+               "recompiles it once (then, with automatic dynamic shapes, the float becomes dynamic)")
+    fix_hint = "pass the number as a 0-d tensor (`torch.tensor(lr)`), or compile with `dynamic=True`"
+    docs = """
+    ## What it does
+    Flags the first use, in a compiled function, of a parameter that the scanned code passes a
+    Python float which a loop updates from itself (`lr *= 0.9`, `lr = lr * gamma`, where `lr`
+    holds a float): `step(p, g, lr)` where `step = torch.compile(fn, ...)` or `fn` is decorated
+    with `@torch.compile(...)`. Reported where TorchDynamo guards the value.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 specialises a Python float on its first call (`lr == 0.1`); the next value
+    recompiles, after which automatic dynamic shapes make it a dynamic input: one recompile (a
+    warning). With `dynamic=False` (or `automatic_dynamic_shapes = False`) every value
+    recompiles, until the recompile limit (8), after which the function runs eagerly: an error.
+    A 0-d tensor is a graph input and never recompiles.
+
+    ## Example
+    ```python
+    step = torch.compile(sgd_step, dynamic=False)
+    for epoch in range(epochs):
+        params = step(params, grads, lr)
+        lr *= 0.9
+    ```
+
+    ## Use instead
+    ```python
+    lr = torch.tensor(0.1)
+    for epoch in range(epochs):
+        params = step(params, grads, lr)
+        lr *= 0.9                  # an in-place update of a tensor: no guard on its value
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager", dynamic=False)
+            def sgd_step(p, g, lr):
+                return p - lr * g  # recompile
+
+            def fn(x):
+                lr = 0.1
+                for _ in range(4):
+                    x = sgd_step(x, torch.ones_like(x), lr)
+                    lr *= 0.9
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+
+            def sample(logits, temperature):
+                return torch.softmax(logits / temperature, dim=-1)  # recompile
+
+            fast_sample = torch.compile(sample, backend="eager")
+
+            def fn(x):
+                temperature = 1.0
+                for _ in range(3):
+                    x = fast_sample(x, temperature)
+                    temperature = temperature * 0.5
+                return x
+        """, compiled=False),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager", dynamic=False)
+            def sgd_step(p, g, lr):
+                return p - lr * g
+
+            def fn(x):
+                lr = torch.tensor(0.1)
+                for _ in range(4):
+                    x = sgd_step(x, torch.ones_like(x), lr)
+                    lr *= 0.9
+                return x
+        """, compiled=False),
+    )
+
+    def report_varying(self, node: cst.Name, call, ctx) -> None:
+        if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
+            ctx.report(self, node, f"this compiled function is called in a loop with a Python float the loop changes "
+                                   f"as `{node.value}` (`{call.call}`), and compiled static: every value recompiles "
+                                   "it, until the recompile limit (8), then it runs eagerly", severity="error")
+        else:
+            ctx.report(self, node, f"{self.message} (`{call.call}`)")

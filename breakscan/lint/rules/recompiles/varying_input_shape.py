@@ -1,0 +1,126 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+
+
+class VaryingInputShape(Rule):
+    id = "BR008"
+    name = "varying-input-shape"
+    kind = "recompile"
+    gb_ids = ()
+    severity = "warning"
+    message = ("the scanned code calls this compiled code in a loop with a tensor whose shape the loop changes: "
+               "TorchDynamo specialises input shapes, so the second shape recompiles it (then, with automatic "
+               "dynamic shapes, the size becomes dynamic)")
+    fix_hint = ("mark the growing dimension dynamic up front (`torch._dynamo.mark_dynamic(x, dim)`), compile with "
+                "`dynamic=True`, or pad to a few fixed sizes")
+    docs = """
+    ## What it does
+    Flags a compiled function, or the `forward` of a compiled module, that the scanned code
+    calls in a loop with a tensor whose shape changes from one iteration to the next: a slice
+    bounded by the loop's int (`model(tokens[:, :t])`), or a tensor the loop grows with
+    `torch.cat` (`tokens = torch.cat([tokens, next_token], dim=1)`, as in autoregressive
+    decoding). Reported at the function, where TorchDynamo reports a recompile for an input's
+    size.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 compiles for the shapes of the first call and guards them (`tensor 'x'
+    size mismatch at index 1`). By default the first new size recompiles once with that
+    dimension dynamic (automatic dynamic shapes): a warning. With `dynamic=False` (or
+    `automatic_dynamic_shapes = False`) every new size recompiles, until the recompile limit (8),
+    after which the function runs eagerly: an error. Under `dynamic=True` nothing is flagged
+    (a size that starts at 0 or 1 is still specialised, and recompiles once when it grows).
+
+    ## Example
+    ```python
+    decode = torch.compile(model, dynamic=False)
+    for t in range(max_new_tokens):
+        logits = decode(tokens)
+        tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
+    ```
+
+    ## Use instead
+    ```python
+    decode = torch.compile(model)
+    torch._dynamo.mark_dynamic(tokens, 1)   # compiled once for any length
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager")  # recompile
+            def decode(tokens):
+                return tokens.float().mean(dim=-1)
+
+            def fn(x):
+                tokens = torch.zeros(1, 1, dtype=torch.long)
+                for _ in range(4):
+                    decode(tokens)
+                    tokens = torch.cat([tokens, tokens[:, -1:] + 1], dim=1)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Pool(nn.Module):
+                def forward(self, x):  # recompile
+                    return x.mean(dim=0)
+
+            def fn(x):
+                pool = torch.compile(Pool(), backend="eager", dynamic=False)
+                for t in range(1, 5):
+                    pool(x[:t])
+                return x
+        """, compiled=False),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager", dynamic=True)
+            def decode(tokens):
+                return tokens.float().mean(dim=-1)
+
+            def fn(x):
+                tokens = torch.zeros(1, 2, dtype=torch.long)  # sizes 0 and 1 are specialised even so
+                for _ in range(4):
+                    decode(tokens)
+                    tokens = torch.cat([tokens, tokens[:, -1:] + 1], dim=1)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager")
+            def total(x):
+                return x.sum()
+
+            def fn(x):
+                for t in range(1, 5):
+                    total(x[:4] * t)
+                return x
+        """, compiled=False),
+    )
+
+    def on_IndentedBlock(self, node: cst.IndentedBlock, ctx) -> None:
+        self._check(node, ctx)
+
+    def on_SimpleStatementSuite(self, node: cst.SimpleStatementSuite, ctx) -> None:
+        self._check(node, ctx)
+
+    def _check(self, body: cst.BaseSuite, ctx) -> None:
+        if body is not ctx.function.node.body:
+            return
+        shaped = ctx.entry_in(ctx.call_sites.varying_shapes)
+        if shaped is None or shaped[1] == "True":
+            return
+        call, dynamic = shaped
+        if dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
+            ctx.report(self, ctx.function_start, f"the scanned code calls this compiled code in a loop with a tensor "
+                                                f"whose shape the loop changes (`{call}`), and it is compiled static: "
+                                                "every new size recompiles it, until the recompile limit (8), then "
+                                                "it runs eagerly", severity="error")
+        else:
+            ctx.report(self, ctx.function_start, f"{self.message} (`{call}`)")
