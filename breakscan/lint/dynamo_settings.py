@@ -21,6 +21,9 @@ _DEFAULTS = {
     "allow_rnn": False,
     "automatic_dynamic_shapes": True,
 }
+# Defaults of the number settings rules quote; `cache_size_limit` is the older name of `recompile_limit`.
+_NUMBER_DEFAULTS = {"recompile_limit": 8}
+_NUMBER_ALIASES = {"cache_size_limit": "recompile_limit"}
 # `fullgraph=True` captures scalar outputs and dynamic output shapes for that compile (2.13).
 _FULLGRAPH_CAPTURES = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 # Set-valued settings that hold functions; `ignore_logger_methods` is an alias in 2.13.
@@ -43,6 +46,11 @@ class DynamoSettings:
     # Function-set settings: (setting, qualified function name) pairs added.
     functions: frozenset[tuple[str, str]] = frozenset()
     fullgraph: bool = False
+    # Int settings given a value (`recompile_limit = 64`), by name.
+    numbers: frozenset[tuple[str, int]] = frozenset()
+
+    def number(self, name: str) -> int:
+        return dict(self.numbers).get(name, _NUMBER_DEFAULTS.get(name, 0))
 
     def enabled(self, name: str) -> bool:
         if self.fullgraph and name in _FULLGRAPH_CAPTURES:
@@ -58,12 +66,14 @@ class DynamoSettings:
         """Both sources together; `other`'s boolean values win where both give one."""
         names = {name for name, _ in other.values}
         values = frozenset(item for item in self.values if item[0] not in names) | other.values
-        return DynamoSettings(values, self.functions | other.functions, self.fullgraph or other.fullgraph)
+        given = {name for name, _ in other.numbers}
+        numbers = frozenset(item for item in self.numbers if item[0] not in given) | other.numbers
+        return DynamoSettings(values, self.functions | other.functions, self.fullgraph or other.fullgraph, numbers)
 
     def common(self, other: "DynamoSettings") -> "DynamoSettings":
         """What holds under both (code reached from two compiled roots runs under each)."""
         return DynamoSettings(self.values & other.values, self.functions & other.functions,
-                              self.fullgraph and other.fullgraph)
+                              self.fullgraph and other.fullgraph, self.numbers & other.numbers)
 
 
 # The defaults: nothing set.
@@ -76,10 +86,13 @@ class SettingsBuilder:
 
     values: dict[str, bool] = field(default_factory=dict)
     functions: set[tuple[str, str]] = field(default_factory=set)
+    numbers: dict[str, int] = field(default_factory=dict)
 
     def assign(self, name: str, value: str) -> None:
         if value in ("True", "False"):
             self.values[name] = value == "True"
+        elif value.isdigit() and _NUMBER_ALIASES.get(name, name) in _NUMBER_DEFAULTS:
+            self.numbers[_NUMBER_ALIASES.get(name, name)] = int(value)
 
     def add(self, name: str, qualified: str | None) -> None:
         setting = set_name(name)
@@ -87,7 +100,8 @@ class SettingsBuilder:
             self.functions.add((setting, qualified))
 
     def build(self, fullgraph: bool = False) -> DynamoSettings:
-        return DynamoSettings(frozenset(self.values.items()), frozenset(self.functions), fullgraph)
+        return DynamoSettings(frozenset(self.values.items()), frozenset(self.functions), fullgraph,
+                              frozenset(self.numbers.items()))
 
 
 def from_config_table(table: dict) -> DynamoSettings:

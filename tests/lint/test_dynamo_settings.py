@@ -129,3 +129,29 @@ def test_fullgraph_captures_scalar_outputs_and_dynamic_shapes_under_the_installe
     pytest.importorskip("torch")
     done = subprocess.run([sys.executable, "-c", FULLGRAPH], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+COUNTER = """\
+import torch
+{setup}
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step = 0
+
+    def forward(self, x):
+        self.step += 1
+        return x * self.step
+"""
+
+
+@pytest.mark.parametrize("setup,limit", [
+    ("", 8),
+    ("torch._dynamo.config.recompile_limit = 64", 64),
+    ("torch._dynamo.config.cache_size_limit = 16", 16),  # the older name
+])
+def test_recompile_findings_quote_the_recompile_limit_the_code_sets(tmp_path, setup, limit):
+    (finding,) = lint_source(tmp_path, COUNTER.format(setup=setup)).findings
+    assert finding.rule == "BR001" and f"until the recompile limit, {limit}," in finding.message

@@ -114,5 +114,5 @@ class FreshBackend(Rule):
         if call is not None:
             ctx.report(self, ctx.function_start, f"this function is compiled with a backend made anew on every run "
                                                 f"of `{call}`: TorchDynamo matches the backend by identity, so every "
-                                                "call compiles it again (until the recompile limit, then it runs "
-                                                "eagerly)")
+                                                "call compiles it again (until the recompile limit, "
+                                                f"{ctx.dynamo.number('recompile_limit')}, then it runs eagerly)")

@@ -179,7 +179,10 @@ class ModuleAttributeUpdated(Rule):
                                    "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
                                    "makes it dynamic", severity="warning")
         elif kind == v.INT:
-            ctx.report(self, read)
+            ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled code: "
+                                   "TorchDynamo specialises module int attributes, so every call recompiles (until "
+                                   f"the recompile limit, {ctx.dynamo.number('recompile_limit')}, then the function "
+                                   "runs eagerly)")
         else:
             what = "a float (made dynamic after its first recompile)" if kind == v.FLOAT else "a bool (two values)"
             ctx.report(self, read, f"a {kind.name} attribute of the module is read here and updated later in "

@@ -176,7 +176,8 @@ class PerInstanceAttribute(Rule):
             ctx.report(self, node, f"{message}: the second layer recompiles it once, then "
                                    "`allow_unspec_int_on_nn_module` makes it dynamic", severity="warning")
         else:
-            ctx.report(self, node, f"{message}, so every layer recompiles it (until the recompile limit, then the "
+            ctx.report(self, node, f"{message}, so every layer recompiles it (until the recompile limit, "
+                                   f"{ctx.dynamo.number('recompile_limit')}, then the "
                                    "rest run eagerly)")
 
 

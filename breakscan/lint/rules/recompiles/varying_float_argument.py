@@ -97,6 +97,7 @@ class VaryingFloatArgument(VaryingIntArgument):
         if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"this compiled function is called in a loop with a Python float the loop changes "
                                    f"as `{node.value}` (`{call.call}`), and compiled static: every value recompiles "
-                                   "it, until the recompile limit (8), then it runs eagerly", severity="error")
+                                   f"it, until the recompile limit ({ctx.dynamo.number('recompile_limit')}), then it runs "
+                                   "eagerly", severity="error")
         else:
             ctx.report(self, node, f"{self.message} (`{call.call}`)")

@@ -120,7 +120,8 @@ class VaryingInputShape(Rule):
         if dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, ctx.function_start, f"the scanned code calls this compiled code in a loop with a tensor "
                                                 f"whose shape the loop changes (`{call}`), and it is compiled static: "
-                                                "every new size recompiles it, until the recompile limit (8), then "
+                                                "every new size recompiles it, until the recompile limit "
+                                                f"({ctx.dynamo.number('recompile_limit')}), then "
                                                 "it runs eagerly", severity="error")
         else:
             ctx.report(self, ctx.function_start, f"{self.message} (`{call}`)")

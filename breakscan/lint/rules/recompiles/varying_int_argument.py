@@ -116,6 +116,6 @@ class VaryingIntArgument(Rule):
         if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"this compiled function is called in a loop with the loop's int as `{node.value}` "
                                    f"(`{call.call}`), and compiled static: every value recompiles it, until the "
-                                   "recompile limit (8), then it runs eagerly")
+                                   f"recompile limit ({ctx.dynamo.number('recompile_limit')}), then it runs eagerly")
         else:
             ctx.report(self, node, f"{self.message} (`{call.call}`)", severity="warning")
