@@ -737,7 +737,33 @@ class _CompileCallFinder:
         if self.compiled_handles:
             for loop in find_nodes(module, (cst.For,)):
                 self._varying_calls(loop)
+        self._handles_passed_on(module)
         module.visit(_CallSiteFinder(self))
+
+    def _handles_passed_on(self, module: cst.Module) -> None:
+        """`evaluate(model)` with `def evaluate(net): net.eval() ...`: the parameter a compiled
+        handle is passed to, in a function of this file, names it inside that function."""
+        if not (self.module_handles or self.compiled_handles):
+            return
+        for call in find_nodes(module, (cst.Call,)):
+            function = self.index.functions.get(dotted_name(call.func) or "")
+            if function is None or function.class_name is not None:
+                continue
+            params = function.node.params
+            positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+            for position, argument in enumerate(call.args):
+                if not isinstance(argument.value, cst.Name) or argument.star:
+                    continue
+                parameter = argument.keyword.value if argument.keyword is not None else (
+                    positional[position] if position < len(positional) else None)
+                handle = argument.value.value
+                if parameter is None or parameter == handle:
+                    continue
+                if handle in self.module_handles:
+                    self.module_handles[parameter] = self.modules_compiled[parameter] = self.module_handles[handle]
+                    self.handle_dynamic[parameter] = self.handle_dynamic.get(handle)
+                elif handle in self.compiled_handles:
+                    self.compiled_handles[parameter] = self.compiled_handles[handle]
 
     def _number_assignment(self, node: cst.Assign) -> None:
         number = _number_literal(node.value)
