@@ -334,6 +334,8 @@ def _decorator_settings(index: ModuleIndex, node: cst.FunctionDef) -> DynamoSett
     return builder.build(fullgraph)
 
 
+_MARK_DYNAMIC = frozenset({"torch._dynamo.mark_dynamic", "torch._dynamo.maybe_mark_dynamic",
+                           "torch._dynamo.decorators.mark_dynamic"})
 _CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.hstack", "torch.vstack"})
 # Context managers that change the global state TorchDynamo guards (GLOBAL_STATE: grad mode, autocast).
 _GLOBAL_STATE = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad",
@@ -346,7 +348,7 @@ class _CallSiteFinder(cst.CSTVisitor):
     compiled module, calls inside and outside `torch.no_grad()`/`torch.autocast(...)`, and `torch.compile(...)` with
     a backend made anew on every run of the function or loop around it (`CallSites`)."""
 
-    def __init__(self, finder: _CompileCallFinder):
+    def __init__(self, finder: _CompileCallFinder, module: cst.Module):
         self.finder, self.index = finder, finder.index
         self.repeated = 0  # functions and loops around the visited node: code that runs many times
         self.changed_state = 0
@@ -357,6 +359,9 @@ class _CallSiteFinder(cst.CSTVisitor):
         self.grown: list[set[str]] = []  # per loop: names it rebinds to a `torch.cat` of themselves
         self.iterated: dict[str, cst.BaseExpression] = {}  # loop target -> what it iterates
         self.classes: list[str] = []  # the class bodies around the visited node
+        # names passed to `torch._dynamo.mark_dynamic`: their sizes are dynamic from the first compile
+        self.marked_dynamic = {dotted_name(call.args[0].value) for call in find_nodes(module, (cst.Call,))
+                               if call.args and self.index.qualify(dotted_name(call.func)) in _MARK_DYNAMIC}
         self.modes: dict[str, set[str]] = {}  # compiled module class -> "called", "train", "eval" as they come
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -440,6 +445,9 @@ class _CallSiteFinder(cst.CSTVisitor):
     def _shape_varies(self, argument: cst.BaseExpression) -> bool:
         """A tensor argument whose shape the enclosing loops change: a name they grow, or a slice
         bounded by a loop's int (`x[:, :t]`)."""
+        if dotted_name(argument) in self.marked_dynamic or (
+                isinstance(argument, cst.Subscript) and dotted_name(argument.value) in self.marked_dynamic):
+            return False
         if isinstance(argument, cst.Name):
             return any(argument.value in names for names in self.grown)
         if isinstance(argument, cst.Subscript):
@@ -738,7 +746,7 @@ class _CompileCallFinder:
             for loop in find_nodes(module, (cst.For,)):
                 self._varying_calls(loop)
         self._handles_passed_on(module)
-        module.visit(_CallSiteFinder(self))
+        module.visit(_CallSiteFinder(self, module))
 
     def _handles_passed_on(self, module: cst.Module) -> None:
         """`evaluate(model)` with `def evaluate(net): net.eval() ...`: the parameter a compiled

@@ -28,7 +28,9 @@ class VaryingInputShape(Rule):
     size mismatch at index 1`). By default the first new size recompiles once with that
     dimension dynamic (automatic dynamic shapes): a warning. With `dynamic=False` (or
     `automatic_dynamic_shapes = False`) every new size recompiles, until the recompile limit (8),
-    after which the function runs eagerly: an error. Under `dynamic=True` nothing is flagged
+    after which the function runs eagerly: an error. A tensor the scanned code passes to
+    `torch._dynamo.mark_dynamic` is compiled dynamic from the start, and under `dynamic=True`
+    nothing is flagged
     (a size that starts at 0 or 1 is still specialised, and recompiles once when it grows).
 
     ## Example
@@ -85,6 +87,21 @@ class VaryingInputShape(Rule):
 
             def fn(x):
                 tokens = torch.zeros(1, 2, dtype=torch.long)  # sizes 0 and 1 are specialised even so
+                for _ in range(4):
+                    decode(tokens)
+                    tokens = torch.cat([tokens, tokens[:, -1:] + 1], dim=1)
+                return x
+        """, compiled=False),
+        Example("""
+            import torch
+
+            @torch.compile(backend="eager")
+            def decode(tokens):
+                return tokens.float().mean(dim=-1)
+
+            def fn(x):
+                tokens = torch.zeros(1, 2, dtype=torch.long)
+                torch._dynamo.mark_dynamic(tokens, 1)
                 for _ in range(4):
                     decode(tokens)
                     tokens = torch.cat([tokens, tokens[:, -1:] + 1], dim=1)
