@@ -16,7 +16,7 @@ import libcst as cst
 from breakscan.lint.declared import parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
-from breakscan.lint.traverse import find_nodes
+from breakscan.lint.traverse import find_nodes, walk
 from breakscan.lint.values import Kind, is_plain, join, literal_kind
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
@@ -343,7 +343,7 @@ _GLOBAL_STATE = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autog
                            "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 
 
-class _CallSiteFinder(cst.CSTVisitor):
+class _CallSiteFinder:
     """Where the code outside the compiled code calls what it compiled: `.train()`/`.eval()` on a
     compiled module, calls inside and outside `torch.no_grad()`/`torch.autocast(...)`, and `torch.compile(...)` with
     a backend made anew on every run of the function or loop around it (`CallSites`)."""
@@ -728,6 +728,7 @@ class _CompileCallFinder:
         self.module_handles: dict[str, str] = {}
         self.modules_compiled: dict[str, str] = {}
         self.number_literals: dict[str, set[str]] = {}  # name -> "int"/"float" of the literals assigned to it
+        self.compiles = False  # the module compiles something: its call sites are worth reading
         self.not_numbers: set[str] = set()  # names also assigned something else
         self.handle_dynamic: dict[str, str | None] = {}  # compiled module handle -> its `dynamic=` as written
 
@@ -745,8 +746,9 @@ class _CompileCallFinder:
         if self.compiled_handles:
             for loop in find_nodes(module, (cst.For,)):
                 self._varying_calls(loop)
-        self._handles_passed_on(module)
-        module.visit(_CallSiteFinder(self, module))
+        if self.compiles or self.compiled_handles:
+            self._handles_passed_on(module)
+            walk(module, _CallSiteFinder(self, module))
 
     def _handles_passed_on(self, module: cst.Module) -> None:
         """`evaluate(model)` with `def evaluate(net): net.eval() ...`: the parameter a compiled
@@ -885,6 +887,8 @@ class _CompileCallFinder:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+            self.compiles = True  # `model.compile()`, or a torch.compile under another name
         if isinstance(func, cst.Attribute) and func.attr.value in ("add", "update") and node.args:
             name = self._setting(func.value)
             if name is not None:
@@ -893,6 +897,7 @@ class _CompileCallFinder:
                 return
         if self.index.qualify(dotted_name(func)) not in COMPILE_NAMES:
             return
+        self.compiles = True
         argument = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "model"), None)
         if argument is None:
             return

@@ -97,6 +97,19 @@ def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ..
     return found
 
 
+def walk(node: cst.CSTNode, visitor: object) -> None:
+    """What `node.visit(visitor)` does for a read-only visitor: `visit_<Type>(node)` before the
+    children (returning False skips them) and `leave_<Type>(node)` after, nothing rebuilt."""
+    name = type(node).__name__
+    visit = getattr(visitor, f"visit_{name}", None)
+    if visit is None or visit(node) is not False:
+        for child in children(node):
+            walk(child, visitor)
+    leave = getattr(visitor, f"leave_{name}", None)
+    if leave is not None:
+        leave(node)
+
+
 def subtree_ids(root: cst.CSTNode) -> set[int]:
     """`id` of `root` and of every node under it."""
     return {id(node) for node in find_nodes(root, (cst.CSTNode,))}

@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import find_nodes
 
 
 class ModuleAttributeUpdated(Rule):
@@ -157,7 +158,8 @@ class ModuleAttributeUpdated(Rule):
         self._written(node.target, ctx)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
-        node.value.visit(_Reads(lambda attribute: self._read(attribute, ctx)))  # read before the store
+        for attribute in find_nodes(node.value, (cst.Attribute,)):  # read before the store
+            self._read(attribute, ctx)
         for target in node.targets:
             self.stores.add(id(target.target))
             self._written(target.target, ctx)
@@ -197,11 +199,3 @@ def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
     if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF:
         return node.attr.value
     return None
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self, found):
-        self.found = found
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.found(node)
