@@ -17,6 +17,9 @@ class _BufferUnit(Unit):
         super().__init__(path, files, settings)
         self.buffers = buffers
 
+    def disk_signature(self, path: str) -> tuple[int, int] | None:
+        return None if path in self.buffers else super().disk_signature(path)
+
     def read(self, path: str) -> Source:
         text = self.buffers.get(path)
         if text is None:

@@ -30,7 +30,14 @@ from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.resolve import Located, ModuleResolver
 from breakscan.lint.rule import Rule
-from breakscan.lint.source import Source, SourceError, check_expression_size, read_source, syntax_error
+from breakscan.lint.source import (
+    Source,
+    SourceError,
+    check_expression_size,
+    disk_signature,
+    read_source,
+    syntax_error,
+)
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
@@ -98,6 +105,7 @@ class _Parsed:
     data: bytes
     tree: cst.Module
     index: ModuleIndex
+    signature: tuple[int, int] | None = None  # of the file on disk it was read from (Source.signature)
 
     @functools.cached_property
     def positions(self) -> ModulePositions:
@@ -126,6 +134,16 @@ class _ParseCache:
         self._entries: OrderedDict[str, tuple[_Parsed, int]] = OrderedDict()  # least recently used first
         self._requests: Counter[str] = Counter()  # by path, dropped entries' included
         self._lines = 0
+
+    def unchanged(self, path: str, signature: tuple[int, int] | None) -> _Parsed | None:
+        """The entry of a file read from disk whose modification time and size are still
+        `signature`: a module a unit only looks up is then neither read nor decoded again."""
+        entry = self._entries.get(path)
+        if signature is None or entry is None or entry[0].signature != signature:
+            return None
+        self._requests[path] += 1
+        self._entries.move_to_end(path)
+        return entry[0]
 
     def get(self, path: str, data: bytes) -> _Parsed | None:
         self._requests[path] += 1
@@ -212,7 +230,7 @@ class Unit:
         if not (_may_define_roots(source.text) or self.settings.roots or self.settings.unreachable):
             _check_syntax(self.path, source.text)
             return
-        own = self._parse(self.path, source.text, source.data)
+        own = self._parse(self.path, source.text, source.data, source.signature)
         self.result.declares_targets = own.index.declares_targets
         project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo)
         handlers = functools.partial(_handlers, self.settings.rules)
@@ -262,8 +280,10 @@ class Unit:
         """A file's source; `breakscan.lint.buffer` overrides it with an editor's unsaved text."""
         return read_source(path)
 
-    def _parse(self, path: str, text: str, data: bytes) -> _Parsed:
+    def _parse(self, path: str, text: str, data: bytes, signature: tuple[int, int] | None = None) -> _Parsed:
         parsed = _parse_cache.get(path, data)
+        if parsed is not None and parsed.signature != signature:
+            parsed.signature = signature  # the same text, read again (after a touch)
         if parsed is None:
             check_expression_size(text)
             try:
@@ -271,7 +291,7 @@ class Unit:
             except cst.ParserSyntaxError as error:
                 raise syntax_error(text, error.message, error.raw_line, error.raw_column + 1) from None
             name, package = self.files.resolver.module_name(path)
-            parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text))
+            parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text), signature)
             _parse_cache.put(parsed)
         self.parsed[path] = parsed
         return parsed
@@ -293,16 +313,25 @@ class Unit:
             return None
         if path in self.parsed:
             return self.parsed[path].index
-        try:
-            source = self.read(path)
-            parsed = self._parse(path, source.text, source.data)
-        except SourceError:
-            return None  # that file's own unit reports why (or, outside the scan, it is unknown)
+        parsed = _parse_cache.unchanged(path, self.disk_signature(path))
+        if parsed is not None:
+            self.parsed[path] = parsed
+        else:
+            try:
+                source = self.read(path)
+                parsed = self._parse(path, source.text, source.data, source.signature)
+            except SourceError:
+                return None  # that file's own unit reports why (or, outside the scan, it is unknown)
         if located.library is not None:
             self.libraries[path] = located.library
-        self.result.dependencies[path] = source.data
-        self.result.suppressions[path] = parse_suppressions(source.text)
+        self.result.dependencies[path] = parsed.data
+        self.result.suppressions[path] = parse_suppressions(parsed.text)
         return parsed.index
+
+    def disk_signature(self, path: str) -> tuple[int, int] | None:
+        """The file's modification time and size, when what this unit reads for it is the file on
+        disk (`breakscan.lint.buffer` reads an editor's unsaved text instead: None)."""
+        return disk_signature(path)
 
 
 def _may_define_roots(text: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import tokenize
 from dataclasses import dataclass
@@ -38,11 +39,23 @@ class Source:
     path: str
     text: str
     data: bytes
+    # (modification time in ns, size) of the file it was read from; None for an editor's buffer.
+    signature: tuple[int, int] | None = None
+
+
+def disk_signature(path: str) -> tuple[int, int] | None:
+    """What `Source.signature` would be if the file were read now; None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 def read_source(path: str) -> Source:
     try:
         with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())
             data = handle.read(MAX_FILE_BYTES + 1)
     except IsADirectoryError:
         raise SourceError("is a directory") from None
@@ -52,7 +65,8 @@ def read_source(path: str) -> Source:
         raise SourceError(f"cannot read file: {error.strerror or error}") from None
     if len(data) > MAX_FILE_BYTES:
         raise SourceError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; skipped")
-    return Source(path, notebook_source(data) if is_notebook(path) else decode_source(data), data)
+    return Source(path, notebook_source(data) if is_notebook(path) else decode_source(data), data,
+                  (status.st_mtime_ns, status.st_size))
 
 
 def notebook_source(data: bytes) -> str:

@@ -31,3 +31,35 @@ def test_a_changed_file_is_parsed_again():
     cache = _ParseCache(max_lines=10)
     ask(cache, parsed("a.py", 2))
     assert cache.get("a.py", b"changed") is None
+
+
+def test_a_module_looked_up_again_is_read_again_only_when_its_file_changed(tmp_path, monkeypatch):
+    """A helper module another file imports is not re-read while its modification time and size
+    hold; an edit (or an editor's unsaved buffer) is read."""
+    import os
+
+    from breakscan.config import Config
+    from breakscan.lint import engine
+    from breakscan.lint.buffer import lint_buffer
+    from breakscan.lint.linter import lint_paths
+
+    (tmp_path / "helpers.py").write_text("def scale(x):\n    return x.item()\n")
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nfrom helpers import scale\n\n\n@torch.compile\ndef fn(x):\n    return scale(x)\n")
+    reads = []
+    real = engine.read_source
+    monkeypatch.setattr(engine, "read_source", lambda path: reads.append(os.path.basename(path)) or real(path))
+
+    def findings():
+        return sorted((os.path.basename(f.path), f.line, f.rule)
+                      for f in lint_paths([str(model)], Config(), jobs=1).findings)
+
+    assert findings() == [("helpers.py", 2, "BS101")]
+    reads.clear()
+    assert findings() == [("helpers.py", 2, "BS101")] and reads == ["model.py"]
+    (tmp_path / "helpers.py").write_text("def scale(x):\n    return x.sum()\n")
+    assert findings() == [] and "helpers.py" in reads
+    helper = str(tmp_path / "helpers.py")
+    buffered = lint_buffer(str(model), {str(model): model.read_text(), helper: "def scale(x):\n    return x.tolist()\n"},
+                           Config())
+    assert [(os.path.basename(f.path), f.rule) for f in buffered.findings] == [("helpers.py", "BS102")]
