@@ -306,7 +306,9 @@ class Unit:
     def _find_module(self, name: str) -> ModuleIndex | None:
         located = self.files.locate(name, self.path)
         if located is None:
-            self.result.absent.update(self.files.resolver.probed(name, self.path))
+            # Paths that exist were looked at and passed over (the unit's own file, say): only a
+            # path that is missing now can "appear" and change what the import finds.
+            self.result.absent.update(p for p in self.files.resolver.probed(name, self.path) if not os.path.exists(p))
             return None
         path = located.path
         if path == self.path:

@@ -150,3 +150,22 @@ def test_entries_round_trip_every_field():
     result = UnitResult(findings=[finding], errors=[FileError("m.py", "bad", 1, None)], declares_targets=True,
                         suppressions={"m.py": [Suppression(4, ("BS1", "BS201"), False, {"BS101"})]})
     assert from_plain(UnitResult, json.loads(json.dumps(to_plain(result)))) == result
+
+
+def test_an_import_that_finds_nothing_but_existing_files_does_not_defeat_the_cache(tmp_path, linted_units):
+    """Looking up a name of the file itself as a module (`modeling_x.Gelu`) looks at the file and
+    passes it over: a file that exists cannot "appear", so the second run is answered from the cache."""
+    source = tmp_path / "copied"
+    source.mkdir()
+    (source / "modeling_x.py").write_text(
+        "import torch\n\n\n"
+        "class Gelu(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n\n\n"
+        "class Block(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return Gelu.apply(x).item()\n")
+    first = lint(source, tmp_path / "cache")
+    linted_units.clear()
+    assert lint(source, tmp_path / "cache") == first and linted_units == []
