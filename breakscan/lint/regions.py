@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
-import networkx as nx
 
 from breakscan.lint import values as v
 from breakscan.lint.declared import annotation_kind, parameter_kind
@@ -21,6 +21,9 @@ from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
 from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
 
 ROOT = "<compiled>"
 MAX_PASSES_PER_FUNCTION = 8
@@ -42,6 +45,8 @@ class Analysis:
                 for caller, callee in zip(path, path[1:])]
 
     def _path(self, key: str) -> list[str]:
+        import networkx as nx
+
         try:
             return nx.shortest_path(self.graph, ROOT, key)[1:]
         except (nx.NetworkXNoPath, nx.NodeNotFound):
@@ -234,6 +239,8 @@ class Project:
         returns and settings stop changing, then one walk per function with fresh rules
         (`handlers()` builds them), so no rule sees a value an early pass had not yet learned, and
         none keeps state from one function's walk into another's."""
+        import networkx as nx
+
         graph = nx.DiGraph()
         functions: dict[str, FunctionInfo] = {}
         results: dict[str, FunctionResult] = {}

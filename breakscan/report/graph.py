@@ -14,12 +14,14 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import count
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from breakscan.model import Break, Finding, Frame, GraphInfo, LibraryFrame, TargetResult
 from breakscan.report.links import gb_url
 from breakscan.report.sources import call_lines, function_at, line_text
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,8 @@ def build_chain(target: TargetResult, findings: list[Finding], target_index: int
             graph = target.graphs[index]
             nodes.append(GraphNode(f"g{index + 1}", index + 1, graph.op_count, graph.ops, graph.path, graph.lines,
                                    graph.recompiled))
+    import networkx as nx  # only where targets ran: a static report never needs it
+
     digraph = nx.DiGraph(name=target.name)
     for node in nodes:
         digraph.add_node(node.id, node=node)
