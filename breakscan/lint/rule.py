@@ -98,3 +98,20 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         return textwrap.dedent(cls.docs).strip()
+
+
+class FunctionRule(Rule):
+    """A rule about a compiled function as a whole (how the scanned code compiles and calls it),
+    asked once per function: `check_function(ctx)`, before any of its nodes."""
+
+    def on_IndentedBlock(self, node, ctx: RegionContext) -> None:
+        if node is ctx.function.node.body:
+            self.check_function(ctx)
+
+    def on_SimpleStatementSuite(self, node, ctx: RegionContext) -> None:
+        if node is ctx.function.node.body:
+            self.check_function(ctx)
+
+    def check_function(self, ctx: RegionContext) -> None:
+        raise NotImplementedError
+

@@ -1,9 +1,7 @@
-import libcst as cst
-
-from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rule import Example, FunctionRule
 
 
-class FreshBackend(Rule):
+class FreshBackend(FunctionRule):
     id = "BR004"
     name = "backend-made-per-call"
     kind = "recompile"
@@ -101,15 +99,7 @@ class FreshBackend(Rule):
         """, compiled=False),
     )
 
-    def on_IndentedBlock(self, node: cst.IndentedBlock, ctx) -> None:
-        self._check(node, ctx)
-
-    def on_SimpleStatementSuite(self, node: cst.SimpleStatementSuite, ctx) -> None:
-        self._check(node, ctx)
-
-    def _check(self, body: cst.BaseSuite, ctx) -> None:
-        if body is not ctx.function.node.body:
-            return
+    def check_function(self, ctx) -> None:
         call = ctx.entry_in(ctx.call_sites.fresh_backends)
         if call is not None:
             ctx.report(self, ctx.function_start, f"this function is compiled with a backend made anew on every run "

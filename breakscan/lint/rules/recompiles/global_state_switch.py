@@ -1,9 +1,7 @@
-import libcst as cst
-
-from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rule import Example, FunctionRule
 
 
-class GlobalStateSwitch(Rule):
+class GlobalStateSwitch(FunctionRule):
     id = "BR005"
     name = "global-state-switch"
     kind = "recompile"
@@ -114,15 +112,7 @@ class GlobalStateSwitch(Rule):
         """, compiled=False),
     )
 
-    def on_IndentedBlock(self, node: cst.IndentedBlock, ctx) -> None:
-        self._check(node, ctx)
-
-    def on_SimpleStatementSuite(self, node: cst.SimpleStatementSuite, ctx) -> None:
-        self._check(node, ctx)
-
-    def _check(self, body: cst.BaseSuite, ctx) -> None:
-        if body is not ctx.function.node.body:
-            return
+    def check_function(self, ctx) -> None:
         calls = ctx.entry_in(ctx.call_sites.state_switches)
         if calls is not None:
             inside, outside = calls

@@ -1,9 +1,7 @@
-import libcst as cst
-
-from breakscan.lint.rule import Example, Rule
+from breakscan.lint.rule import Example, FunctionRule
 
 
-class VaryingInputShape(Rule):
+class VaryingInputShape(FunctionRule):
     id = "BR008"
     name = "varying-input-shape"
     kind = "recompile"
@@ -121,15 +119,7 @@ class VaryingInputShape(Rule):
         """, compiled=False),
     )
 
-    def on_IndentedBlock(self, node: cst.IndentedBlock, ctx) -> None:
-        self._check(node, ctx)
-
-    def on_SimpleStatementSuite(self, node: cst.SimpleStatementSuite, ctx) -> None:
-        self._check(node, ctx)
-
-    def _check(self, body: cst.BaseSuite, ctx) -> None:
-        if body is not ctx.function.node.body:
-            return
+    def check_function(self, ctx) -> None:
         shaped = ctx.entry_in(ctx.call_sites.varying_shapes)
         if shaped is None or shaped[1] == "True":
             return
