@@ -496,9 +496,11 @@ class _CallSiteFinder:
 
     def visit_While(self, node: cst.While) -> None:
         self.repeated += 1
+        self._enter_loop([], self._grown_names(node.body))
 
     def leave_While(self, original_node: cst.While) -> None:
         self.repeated -= 1
+        self._leave_loop()
 
     def visit_With(self, node: cst.With) -> None:
         self.changed_state += self._changes_global_state(node)

@@ -74,6 +74,28 @@ class VaryingInputShape(FunctionRule):
                     pool(x[:t])
                 return x
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class LanguageModel(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = nn.Embedding(16, 8)
+                    self.head = nn.Linear(8, 16)
+
+                def forward(self, tokens):  # recompile
+                    return self.head(self.embed(tokens))
+
+            def fn(x):
+                model = torch.compile(LanguageModel(), backend="eager", dynamic=False)
+                tokens = torch.zeros(1, 2, dtype=torch.long)
+                with torch.no_grad():
+                    while tokens.shape[1] < 5:
+                        next_token = model(tokens)[:, -1:].argmax(-1)
+                        tokens = torch.cat([tokens, next_token], dim=1)
+                return x
+        """, compiled=False),
     )
     valid = (
         Example("""
