@@ -7,6 +7,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
@@ -363,15 +364,30 @@ class _CallSiteFinder:
         self.marked_dynamic = {dotted_name(call.args[0].value) for call in find_nodes(module, (cst.Call,))
                                if call.args and self.index.qualify(dotted_name(call.func)) in _MARK_DYNAMIC}
         self.modes: dict[str, set[str]] = {}  # compiled module class -> "called", "train", "eval" as they come
+        self.functions: list[str] = []  # the functions around the visited node, innermost last
+        # torch.compile calls with a fresh backend in a function's body (not in a loop), by the
+        # function's name: per call only if the function runs more than once (`finish`)
+        self.fresh_in_function: dict[str, list[tuple[str, str]]] = {}
+        self.called: Counter[str] = Counter()  # function and method names called, a loop's calls twice
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.repeated += 1
         self.fresh_names[-1].add(node.name.value)  # a nested def is a new function per run
         self.fresh_names.append(set())
+        self.functions.append(node.name.value)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.repeated -= 1
         self.fresh_names.pop()
+        self.functions.pop()
+
+    def finish(self) -> None:
+        """A function that compiles with a fresh backend recompiles only if it runs more than once:
+        called in a loop, or from two places."""
+        for function, compiles in self.fresh_in_function.items():
+            if self.called[function] > 1:
+                for qualified, source in compiles:
+                    self.index.call_sites.fresh_backends.setdefault(qualified, source)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node.name.value)
@@ -526,6 +542,9 @@ class _CallSiteFinder:
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        callee = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if callee is not None:
+            self.called[callee] += 2 if self.looping else 1
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             owner, method = func.value.value, func.attr.value
             if method in ("train", "eval") and owner in self.finder.modules_compiled:
@@ -581,8 +600,12 @@ class _CallSiteFinder:
             target = target.func
         name = dotted_name(target)
         qualified = self.finder.instances.get(name or "") or self.index.qualify(name)
-        if qualified is not None:
+        if qualified is None:
+            return
+        if self.looping or not self.functions:
             self.index.call_sites.fresh_backends.setdefault(qualified, _source(node))
+        else:
+            self.fresh_in_function.setdefault(self.functions[-1], []).append((qualified, _source(node)))
 
 
 def _number_literal(node: cst.BaseExpression) -> str | None:
@@ -750,7 +773,9 @@ class _CompileCallFinder:
                 self._varying_calls(loop)
         if self.compiles or self.compiled_handles:
             self._handles_passed_on(module)
-            walk(module, _CallSiteFinder(self, module))
+            sites = _CallSiteFinder(self, module)
+            walk(module, sites)
+            sites.finish()
 
     def _handles_passed_on(self, module: cst.Module) -> None:
         """`evaluate(model)` with `def evaluate(net): net.eval() ...`: the parameter a compiled

@@ -15,8 +15,9 @@ class FreshBackend(FunctionRule):
     Flags a function or module that the scanned code passes to `torch.compile(...)` inside a
     function body or a loop, with a `backend=` that is a new object on each run of that code: a
     `lambda`, a call (`functools.partial(...)`, `make_backend()`), or a name the same function
-    binds to a nested `def`, a lambda or a call. Reported at the compiled function, where
-    TorchDynamo reports the recompile.
+    binds to a nested `def`, a lambda or a call; in a function body, only when the function runs
+    more than once (the scanned code calls it in a loop or from two places). Reported at the
+    compiled function, where TorchDynamo reports the recompile.
 
     ## Why is this bad?
     Compiled code is cached on the function's code object, with a guard that the backend is the
@@ -72,6 +73,21 @@ class FreshBackend(FunctionRule):
         """, compiled=False),
     )
     valid = (
+        Example("""
+            import torch
+
+            def scale(x):
+                return x * 2
+
+            def build():
+                return torch.compile(scale, backend=lambda gm, inputs: gm)
+
+            def fn(x):
+                step = build()  # built once, called many times: one compile
+                for _ in range(3):
+                    x = step(x)
+                return x
+        """, compiled=False),
         Example("""
             import torch
 
