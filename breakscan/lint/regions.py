@@ -235,10 +235,12 @@ class Project:
 
     def analyze(self, handlers: Callable[[], dict[type, list[Handler]]],
                 only: list[ModuleIndex] | None = None) -> Analysis:
-        """Values first, then rules: walks without rules until every function's parameters,
-        returns and settings stop changing, then one walk per function with fresh rules
-        (`handlers()` builds them), so no rule sees a value an early pass had not yet learned, and
-        none keeps state from one function's walk into another's."""
+        """Walks functions until every function's parameters, returns and settings stop
+        changing. Each walk runs fresh rules (`handlers()` builds them) and replaces the function's
+        result, so what is kept comes from the function's last walk, which saw the converged
+        values: no rule sees a value an early pass had not yet learned, and none keeps state from
+        one walk into another. Only a function whose inputs changed after its last walk (it hit
+        the pass limit) is walked once more at the end."""
         import networkx as nx
 
         graph = nx.DiGraph()
@@ -246,14 +248,16 @@ class Project:
         results: dict[str, FunctionResult] = {}
         parameters: dict[str, dict[str, v.Value]] = {}
         passes: dict[str, int] = {}
-        callers: dict[str, set[str]] = {}
+        readers: dict[str, set[str]] = {}  # function -> the functions whose walks read its summary
         # callee -> caller -> the call sites of the caller's latest pass: parameters are always
         # recomputed from these, so a kind passed by an early, less informed pass does not stick.
         sites: dict[str, dict[str, list]] = {}
         queue: list[FunctionInfo] = []
         queued: set[str] = set()
+        current: set[str] = set()  # functions whose last walk saw their inputs as they are now
 
         def enqueue(function: FunctionInfo) -> None:
+            current.discard(function.key)
             if function.key not in queued:
                 queued.add(function.key)
                 queue.append(function)
@@ -275,23 +279,29 @@ class Project:
                 continue
             passes[key] = passes.get(key, 0) + 1
             dynamo = self.dynamo.merged(compiled_as[key]).merged(function.module.dynamo)
-            result = RegionWalker(self, function, {}, parameters[key], dynamo).run()
+            current.add(key)
+            result = RegionWalker(self, function, handlers(), parameters[key], dynamo).run()
             results[key] = result
-            if (result.returns, result.return_items, result.passthrough) != (
-                    self._returns.get(key), self._return_items.get(key), self._passthrough.get(key)):
+            # A function read before its first walk was taken to return a tensor (`return_value`).
+            summary = {"returns": result.returns, "items": result.return_items, "passthrough": result.passthrough}
+            seen = {"returns": self._returns.get(key, v.TENSOR), "items": self._return_items.get(key),
+                    "passthrough": self._passthrough.get(key)}
+            changed = {kind for kind, value in summary.items() if not v.identical(value, seen[kind])}
+            if changed:
                 self._returns[key] = result.returns
                 self._return_items[key] = result.return_items
                 self._passthrough[key] = result.passthrough
-                for caller in callers.get(key, ()):
-                    if caller in results:
-                        enqueue(functions[caller])
+                for reader in readers.get(key, ()):
+                    if reader in results and any((key, kind) in results[reader].summaries_read for kind in changed):
+                        enqueue(functions[reader])
+            for read, _ in result.summaries_read:
+                readers.setdefault(read, set()).add(key)
             for callee_sites in sites.values():
                 callee_sites.pop(key, None)
             for site in result.calls:
                 callee = site.callee
                 if not graph.has_edge(key, callee.key):
                     graph.add_edge(key, callee.key, call=site.node)
-                callers.setdefault(callee.key, set()).add(key)
                 if not callee.disabled:
                     functions[callee.key] = callee
                     sites.setdefault(callee.key, {}).setdefault(key, []).append(site)
@@ -304,10 +314,10 @@ class Project:
                 if key not in by_caller:
                     continue
                 merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
-                if merged != parameters.get(callee_key):
+                if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
-        for key in results:
+        for key in results.keys() - current:
             dynamo = self.dynamo.merged(compiled_as[key]).merged(functions[key].module.dynamo)
             results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo).run()
         _drop_findings_after_loop_breaks(results)

@@ -119,6 +119,24 @@ def _join_containers(a: Value, b: Value) -> Value:
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
 
 
+def identical(a: object, b: object) -> bool:
+    """Equal, refinements included (`==` takes a mask for a tensor): for telling whether a value a
+    walk learned differs from what an earlier walk saw. Also compares tuples and dicts of values."""
+    return _exact(a) == _exact(b)
+
+
+def _exact(value: object) -> object:
+    if isinstance(value, Container):
+        return (value.name, value.sort, _exact(value.items), _exact(value.keys))
+    if isinstance(value, Kind):
+        return value.name
+    if isinstance(value, tuple):
+        return tuple(map(_exact, value))
+    if isinstance(value, dict):
+        return {key: _exact(item) for key, item in value.items()}
+    return value
+
+
 def is_mask(value: Value) -> bool:
     """A tensor known to hold booleans."""
     return isinstance(value, Kind) and value.name == MASK.name

@@ -88,6 +88,8 @@ class FunctionResult:
     # Where a break inside a loop makes TorchDynamo skip the rest of the frame, beyond the
     # findings and calls marked `in_loop` (the re-evaluated test of a `while`).
     frame_skips: list[int] = field(default_factory=list)
+    # The summaries of other functions this walk read: (function key, "returns" | "items" | "passthrough").
+    summaries_read: set[tuple[str, str]] = field(default_factory=set)
     _returns_seen: bool = False
 
 
@@ -449,6 +451,7 @@ class RegionWalker(cst.CSTVisitor):
                 return v.BOOL
             prop = self._property(node)
             if prop is not None:
+                self.result.summaries_read.add((prop.key, "returns"))
                 return self.project.return_value(prop)
             return v.OTHER
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
@@ -527,6 +530,7 @@ class RegionWalker(cst.CSTVisitor):
                 return v.UNKNOWN
         callee = self.project.resolve_call(self, node)
         if callee is not None:
+            self.result.summaries_read.update(((callee.key, "passthrough"), (callee.key, "returns")))
             passed = self.project.passthrough(callee)
             if passed is not None:
                 return self._passed_through(node, callee, passed)
@@ -624,7 +628,10 @@ class RegionWalker(cst.CSTVisitor):
         if not isinstance(source, cst.Call):
             return None
         callee = self.project.resolve_call(self, source)
-        items = self.project.return_items(callee) if callee is not None else None
+        if callee is None:
+            return None
+        self.result.summaries_read.add((callee.key, "items"))
+        items = self.project.return_items(callee)
         return items if items is not None and len(items) == count else None
 
     def _set(self, name: str, value: v.Value) -> None:
