@@ -9,7 +9,9 @@ import libcst as cst
 
 from breakscan.lint import values as v
 
-COUNT_NAMES = frozenset({"n", "i", "j", "k", "step", "steps", "dim", "size", "num", "count", "index"})
+# Not `k` (attention's keys: `forward(self, q, k, v)`) nor `index` (scatter and gather indices,
+# torch-geometric's `index`): in model code those are tensors as often as counts.
+COUNT_NAMES = frozenset({"n", "i", "j", "step", "steps", "dim", "size", "num", "count"})
 
 
 def annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:

@@ -23,7 +23,11 @@ class TensorScalarIndex(Rule):
 
     Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`,
     `t[rows, cols]`) keeps the graph and is not flagged. A subscript with several indices is never
-    taken for a list or module container (those take one index).
+    taken for a list or module container (those take one index). Under `capture_scalar_outputs`
+    (or `fullgraph=True`) a tensor's slice bound is captured as a symbolic integer and is not
+    flagged; a 0-d index still breaks (with no GB id: "Could not extract specialized integer
+    from data-dependent expression"), and a Python container indexed by a tensor fails on a
+    guard TorchDynamo cannot evaluate.
 
     ## Why is this bad?
     A 0-d integer index selects one element: TorchDynamo must turn the index into an integer it
@@ -85,6 +89,15 @@ class TensorScalarIndex(Rule):
     valid = (
         Example("""
             import torch
+
+            torch._dynamo.config.capture_scalar_outputs = True
+
+            @torch.compile
+            def fn(x):
+                return x[: (x > 0).sum()].sum() * 2
+        """),
+        Example("""
+            import torch
             from torch import nn
 
             class Model(nn.Module):
@@ -138,10 +151,12 @@ class TensorScalarIndex(Rule):
     def on_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `t[rows, cols]`: a list or a module container takes a single index, so this is a tensor.
         sequence = len(node.slice) == 1 and _is_python_sequence(node.value, ctx)
+        # A tensor's slice bound is captured as a symbolic integer; a 0-d index still breaks.
+        captured = not sequence and ctx.dynamo.enabled("capture_scalar_outputs")
         for element in node.slice:
             item = element.slice
             if isinstance(item, cst.Slice):
-                needs_int = any(bound is not None and holds_tensor_data(bound, ctx)
+                needs_int = not captured and any(bound is not None and holds_tensor_data(bound, ctx)
                                 for bound in (item.lower, item.upper, item.step))
             elif item.star:
                 needs_int = False
@@ -157,7 +172,7 @@ class TensorScalarIndex(Rule):
 def _is_python_sequence(node: cst.BaseExpression, ctx) -> bool:
     """A list, tuple or module container: indexing it needs a Python int."""
     value = ctx.value(node)
-    if isinstance(value, v.ModuleValue) or value == v.TENSORS:
+    if isinstance(value, v.ModuleValue) or value == v.TENSORS or v.sort_of(value) in ("list", "tuple"):
         return True
     if not isinstance(node, cst.Name):
         return False

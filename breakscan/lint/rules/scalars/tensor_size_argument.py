@@ -33,6 +33,7 @@ class TensorSizeArgument(Rule):
     gb_ids = ("GB0033",)
     message = "a tensor passed where an integer size is expected must be read into Python: the graph breaks here"
     fix_hint = "size tensors from shapes (`x.shape[1]`) or model constants; keep lengths as masks, not sizes"
+    captured_by = ("capture_scalar_outputs",)
     docs = """
     ## What it does
     Flags tensor data passed as an integer size or count: `torch.arange(lengths.max())`,
@@ -43,7 +44,8 @@ class TensorSizeArgument(Rule):
     ## Why is this bad?
     A size must be a Python (symbolic) integer. TorchDynamo turns a tensor there into a
     data-dependent integer it cannot use for a shape, and breaks the graph (GB0033 "Data
-    dependent operator").
+    dependent operator"). Under `capture_scalar_outputs` (or `fullgraph=True`) the integer is
+    captured as an unbacked symbol and the graph holds: nothing is flagged then.
 
     ## Example
     ```python
@@ -97,6 +99,16 @@ class TensorSizeArgument(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            torch._dynamo.config.capture_scalar_outputs = True
+
+            @torch.compile
+            def fn(x):
+                n = (x > 0).sum() + 1
+                return torch.zeros(n) + torch.arange(n).sum()
+        """),
         Example("""
             import torch
 
