@@ -31,6 +31,7 @@ runs a snapshot of breakscan taken when it starts, so an edit made meanwhile can
 from __future__ import annotations
 
 import argparse
+import compileall
 import glob
 import json
 import os
@@ -66,8 +67,11 @@ print(len(files))
 
 
 def snapshot(into: str) -> None:
-    """Run the copy of breakscan in `into`, here and in every command below."""
+    """Run the copy of breakscan in `into`, here and in every command below, byte-compiled as
+    `pip install` leaves a package (so no run compiles breakscan's sources, even where
+    PYTHONDONTWRITEBYTECODE is set)."""
     shutil.copytree(PACKAGE, os.path.join(into, "breakscan"), ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(os.path.join(into, "breakscan"), quiet=1)
     sys.path.insert(0, into)
     os.chdir(into)  # `python -m breakscan` imports from the current folder first
 

@@ -13,7 +13,7 @@ import io
 import os
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -205,27 +205,35 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
     if finding.breaks:
         head.append(f" {confirmations(view.report, finding)}", style="dim")
     console.print(head, soft_wrap=True)  # a location stays on one line, however long
-    console.print(_para(finding.message))
+    # The rest in one print: rich's cost is mostly per print.
+    parts: list[RenderableType] = [_para(finding.message)]
     brk = view.breaks.get(index)
     chain = call_chain(finding, brk)
     origin = library_origin(finding)
     if origin:
-        console.print(_para(Text(origin, style="dim"), 2))
+        parts.append(_para(Text(origin, style="dim"), 2))
     if chain:
-        console.print(_para(Text("chain: " + chain, style="dim"), 2))
-    console.print(_code_frame(finding), no_wrap=True, overflow="ellipsis")
+        parts.append(_para(Text("chain: " + chain, style="dim"), 2))
+    parts.extend(_code_frame(finding))
     for gb_id in finding.gb_ids or ((brk.gb_id,) if brk and brk.gb_id else ()):
-        console.print(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
+        parts.append(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
     if brk and finding.status == "dynamic-only":  # no rule explains it: Dynamo's own words
         if brk.explanation:
-            console.print(_para(f"why: {brk.explanation}"))
+            parts.append(_para(f"why: {brk.explanation}"))
         for hint in brk.hints[:_HINTS]:
-            console.print(_para(f"hint: {hint}"))
+            parts.append(_para(f"hint: {hint}"))
     if finding.fix is not None:
-        _fix(console, finding.fix)
+        parts.extend(_fix(finding.fix))
+    console.print(Group(*parts))
 
 
-def _code_frame(finding: Finding) -> Group:
+def _unwrapped(text: Text) -> Text:
+    """A line printed as it is: a long one ends in an ellipsis at the edge."""
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text
+
+
+def _code_frame(finding: Finding) -> list[Text]:
     """The finding's lines with two above; a one-line span underlined. Printed unwrapped: long
     lines end in an ellipsis at the edge."""
     lines = source_lines(finding.path)
@@ -236,21 +244,20 @@ def _code_frame(finding: Finding) -> Group:
     for number in range(first, last + 1):
         code, marked = lines[number - 1], span.line <= number <= span.end_line
         gutter = Text(f"  {'❱' if marked else ' '} {number:>{width}} │ ", style="bold red" if marked else "dim")
-        rows.append(gutter + Text(code, style="" if marked else "dim"))
+        rows.append(_unwrapped(gutter + Text(code, style="" if marked else "dim")))
         start = max(span.column, len(code) - len(code.lstrip()) + 1)  # a whole-line span: from the code
         if marked and span.line == span.end_line and span.end_column > start:
             carets = " " * (start - 1) + "^" * (span.end_column - start)
-            rows.append(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red"))
-    return Group(*rows)
+            rows.append(_unwrapped(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red")))
+    return rows
 
 
-def _fix(console: Console, fix: Fix) -> None:
-    console.print(_para(Text.assemble(("fix: ", "bold green"), fix.summary)))
-    if not fix.diff:
-        return
-    for line in fix.diff.splitlines()[2:]:  # the ---/+++ header names the file shown above
+def _fix(fix: Fix) -> list[RenderableType]:
+    lines: list[RenderableType] = [_para(Text.assemble(("fix: ", "bold green"), fix.summary))]
+    for line in fix.diff.splitlines()[2:] if fix.diff else ():  # the ---/+++ header names the file shown above
         style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim")
-        console.print(Text(f"    {line}", style=style), no_wrap=True, overflow="ellipsis")
+        lines.append(_unwrapped(Text(f"    {line}", style=style)))
+    return lines
 
 
 def _verification(console: Console, verification: Verification) -> None:
