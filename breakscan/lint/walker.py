@@ -299,6 +299,7 @@ class RegionWalker(cst.CSTVisitor):
         self.local_imports: dict[str, str] = {}
         self.loop_depth = 0
         self.try_depth = 0
+        self._yielded: v.Value | None = None  # what the function's `yield`s give, if it has any
         self._silent = False  # in a pass that only brings a loop's values to a fixed point
         # The branches around the node being visited, innermost last. Branches a compile-time guard
         # settles are not conditional.
@@ -316,6 +317,9 @@ class RegionWalker(cst.CSTVisitor):
 
     def run(self) -> FunctionResult:
         self.walk(self.function.node.body)
+        if self._yielded is not None:  # a generator function: calling it gives a generator of what it yields
+            self.result.returns = v.container(holds_tensors=self._yielded in (v.TENSOR, v.TENSORS))
+            self.result.return_items = self.result.passthrough = None
         return self.result
 
     def walk(self, node: cst.CSTNode) -> None:
@@ -856,12 +860,12 @@ class RegionWalker(cst.CSTVisitor):
         # and, like its locals, do not leak into the enclosing function's names.
         outer = dict(self.bindings)
         result = self.result
-        returned = (result.returns, result.return_items, result.passthrough, result._returns_seen)
+        returned = (result.returns, result.return_items, result.passthrough, result._returns_seen, self._yielded)
         for parameter in _all_params(node.params):
             self._set(parameter.name.value, _local_parameter_kind(parameter))
         self.walk(node.body)
-        # Its `return`s are its own, not what the enclosing function returns.
-        result.returns, result.return_items, result.passthrough, result._returns_seen = returned
+        # Its `return`s and `yield`s are its own, not the enclosing function's.
+        result.returns, result.return_items, result.passthrough, result._returns_seen, self._yielded = returned
         self._replace_bindings(outer)
         self._set(node.name.value, v.OTHER)
         return False
@@ -935,6 +939,15 @@ class RegionWalker(cst.CSTVisitor):
         else:
             result.return_items = tuple(v.join(a, b) for a, b in zip(result.return_items, items))
         result._returns_seen = True
+
+    def _after_yield(self, node: cst.Yield) -> None:
+        if node.value is None:
+            value: v.Value = v.NONE
+        elif isinstance(node.value, cst.From):  # `yield from items`: each of its elements
+            value = self._element_of(self.value(node.value.item))
+        else:
+            value = self.value(node.value)
+        self._yielded = value if self._yielded is None else v.join(self._yielded, value)
 
     def _property(self, node: cst.Attribute) -> FunctionInfo | None:
         """The `@property` that reading `self.attr` (or `module.attr`) runs, when the class has one."""
@@ -1133,6 +1146,7 @@ _AFTER = {
     cst.Import: RegionWalker._after_import,
     cst.ImportFrom: RegionWalker._after_import,
     cst.Return: RegionWalker._after_return,
+    cst.Yield: RegionWalker._after_yield,
     cst.Call: RegionWalker._after_call,
     cst.Attribute: RegionWalker._after_attribute,
 }
