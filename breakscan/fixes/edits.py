@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Iterable
 
 from breakscan.model import Edit, Span
@@ -42,9 +43,36 @@ def insert_at(line: int, text: str) -> Edit:
     return Edit(Span(line, 1, line, 1), text)
 
 
-def unified_diff(path: str, before: str, after: str, context: int = 2) -> str:
-    """`a/` and `b/` prefixes only on relative paths (they make no sense on absolute ones)."""
-    old, new = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
-    return "".join(difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=old, tofile=new, n=context,
-    ))
+def common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines the two texts share at their start, and then at their end."""
+    head = 0
+    limit = min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def unified_diff(path: str, before: str, after: str, context: int = 2,
+                 lines: tuple[list[str], list[str], int, int] | None = None) -> str:
+    """`a/` and `b/` prefixes only on relative paths (they make no sense on absolute ones). Only
+    the lines between the texts' common start and end (and `context` lines around) are compared,
+    and the hunks renumbered: a big file with a one-line change costs little. `lines`: the two
+    texts' lines and their `common_ends`, when the caller has them."""
+    fromfile, tofile = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    old, new, head, tail = lines or (before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                     *common_ends(before.splitlines(keepends=True), after.splitlines(keepends=True)))
+    skip = max(0, head - context)
+    keep = max(0, tail - context)
+    diff = list(difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep],
+                                     fromfile=fromfile, tofile=tofile, n=context))
+
+    def renumber(match: re.Match) -> str:
+        return (f"@@ -{int(match[1]) + skip}{match[2] or ''} +{int(match[3]) + skip}{match[4] or ''} @@")
+
+    return "".join(_HUNK.sub(renumber, line, count=1) if line.startswith("@@") else line for line in diff)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from breakscan.fixes.edits import apply_edits, unified_diff
+from breakscan.fixes.edits import apply_edits, common_ends, unified_diff
 from breakscan.fixes.source import SourceModule
 from breakscan.model import Applicability, Edit, Fix
 
@@ -24,14 +24,18 @@ class Rewrite:
 
 
 def to_fix(src: SourceModule, rewrite: Rewrite) -> Fix | None:
+    before = src.text if src.text.endswith("\n") else src.text + "\n"
     after = apply_edits(src.text, rewrite.edits)
+    after = after if after.endswith("\n") else after + "\n"
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    same_head, same_tail = common_ends(old, new)
+    # Only the top-level statements the edits touched can have stopped parsing: check those.
+    first, last = src.whole_statements(same_head + 1, len(old) - same_tail)
     try:
-        ast.parse(after)
+        ast.parse("".join(new[first - 1:last + len(new) - len(old)]))
     except SyntaxError:  # a suggester's bug must not reach the user as a broken diff
         return None
-    before = src.text if src.text.endswith("\n") else src.text + "\n"
-    after = after if after.endswith("\n") else after + "\n"
-    diff = unified_diff(src.path, before, after)
+    diff = unified_diff(src.path, before, after, lines=(old, new, same_head, same_tail))
     return Fix(rewrite.summary, diff, rewrite.edits, rewrite.applicability, src.path)
 
 

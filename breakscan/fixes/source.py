@@ -45,6 +45,14 @@ class SourceModule:
         starts = [statement.first for statement in found[1:]] + [len(self.lines) + 2]
         return [(end + 1, start - 1) for end, start in zip(ends, starts)]
 
+    def whole_statements(self, first: int, last: int) -> tuple[int, int]:
+        """The lines of the top-level statements (and the blank or comment lines around them)
+        that lines `first`..`last` touch; `last` = `first` - 1 stands for the point before `first`."""
+        touched = [(start, end) for start, end in self._chunks if start <= max(first, last) and min(first, last) <= end]
+        if not touched:
+            return max(1, min(first, last)), min(len(self.lines), max(first, last))
+        return max(1, min(start for start, _ in touched)), min(len(self.lines), max(end for _, end in touched))
+
     def span(self, node: cst.CSTNode) -> Span:
         if node in self.module.body:
             self.positions.resolve(node)

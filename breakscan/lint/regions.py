@@ -195,11 +195,15 @@ class Project:
         return self._return_items.get(function.key)
 
     def return_value(self, function: FunctionInfo) -> v.Value:
-        """What a call returns: from its analysed `return`s, else its annotation, else a tensor."""
+        """What a call returns: its annotation, else its analysed `return`s; a function excluded
+        from compilation is never walked, so what it returns is unknown. Until a function's first
+        walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
         declared = annotation_kind(returns.annotation) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
+        if function.disabled:
+            return v.UNKNOWN
         known = self._returns.get(function.key)
         return known if known is not None else v.TENSOR
 

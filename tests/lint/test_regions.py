@@ -405,3 +405,41 @@ def test_after_a_break_in_a_try_block_the_function_runs_eagerly(tmp_path):
                 return [x * i for i in order], y
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(7, "BS101"), (11, "BS207"), (20, "BS401")]
+
+
+def test_what_a_disabled_function_returns_is_unknown_and_a_generator_gives_what_it_yields(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        @torch.compiler.disable
+        def count_tokens(text):
+            return len(text.split())
+
+        def pieces(x, n):
+            for i in range(n):
+                yield x * i
+
+        @torch.compile
+        def fn(x, text: str):
+            if count_tokens(text) > 3:
+                x = x + 1
+            total = sum(list(pieces(x, 3)))
+            return total[total > 0]
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(13, "BS902"), (16, "BS302")]
+
+
+def test_attention_keys_named_k_are_tensors_not_counts(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        class Attend(nn.Module):
+            def forward(self, q, k, v, n):
+                if k.amax() > 0:
+                    q = q * 2
+                if n > 2:
+                    q = q * 3
+                return (q @ k.transpose(-1, -2)).softmax(-1) @ v
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS201")]

@@ -53,6 +53,14 @@ class TensorScalarIndex(Rule):
 
             @torch.compile
             def fn(x):
+                pick = (x > 0).sum() % 3
+                return x * [0.5, 1.0, 2.0][pick]  # break
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
                 return x[x.argmax()] * 2  # break
         """),
         Example("""
