@@ -294,6 +294,7 @@ class RegionWalker(cst.CSTVisitor):
         self.context = RegionContext(self)
         self.bindings: dict[str, v.Value] = dict(parameters)
         self._memo: dict[int, v.Value] = {}
+        self._qualnames: dict[int, str | None] = {}  # cleared with the memo
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
@@ -331,13 +332,19 @@ class RegionWalker(cst.CSTVisitor):
 
     # -- names and values ------------------------------------------------------------------
     def qualname(self, node: cst.BaseExpression) -> str | None:
+        # Every rule asks about the callee of every call: memoised as values are (and forgotten with them).
+        key = id(node)
+        if key in self._qualnames:
+            return self._qualnames[key]
         dotted = dotted_name(node)
         if dotted is None:
-            return None
-        head = dotted.split(".", 1)[0]
-        if head in self.bindings and head not in self.local_imports:
-            return None  # a local variable shadows any global of that name
-        return self.function.module.qualify(dotted, self.local_imports)
+            found = None
+        elif (head := dotted.split(".", 1)[0]) in self.bindings and head not in self.local_imports:
+            found = None  # a local variable shadows any global of that name
+        else:
+            found = self.function.module.qualify(dotted, self.local_imports)
+        self._qualnames[key] = found
+        return found
 
     def value(self, node: cst.BaseExpression) -> v.Value:
         # Rules ask about every sub-expression; without the memo a long `a + b + ...` is quadratic.
@@ -638,10 +645,15 @@ class RegionWalker(cst.CSTVisitor):
         items = self.project.return_items(callee)
         return items if items is not None and len(items) == count else None
 
+    def _forget(self) -> None:
+        """A name was bound or unbound: values and qualified names computed so far may be stale."""
+        self._memo.clear()
+        self._qualnames.clear()
+
     def _set(self, name: str, value: v.Value) -> None:
         self.bindings[name] = value
         self._parameter_positions.pop(name, None)  # rebound: no longer what the caller passed
-        self._memo.clear()
+        self._forget()
 
     @staticmethod
     def _element_of(value: v.Value) -> v.Value:
@@ -745,7 +757,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _replace_bindings(self, bindings: dict[str, v.Value]) -> None:
         self.bindings = bindings
-        self._memo.clear()
+        self._forget()
 
     def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
         """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards, a literal
@@ -916,7 +928,7 @@ class RegionWalker(cst.CSTVisitor):
         for local, qualified in import_bindings(node, self.function.module.package):
             self.local_imports[local] = qualified
             self.bindings.pop(local, None)
-            self._memo.clear()
+            self._forget()
 
     def _after_return(self, node: cst.Return) -> None:
         result = self.result
