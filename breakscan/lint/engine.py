@@ -368,12 +368,20 @@ def _check_syntax(path: str, text: str) -> None:
 
 
 def _handlers(rules: tuple[type[Rule], ...]) -> dict[type, list[Handler]]:
-    table: dict[type, list[Handler]] = {}
-    for rule_class in rules:
-        rule = rule_class()
-        for node_type, handler in rule.handlers().items():
-            table.setdefault(getattr(cst, node_type), []).append(handler)
-    return table
+    """Fresh rule instances' handlers by node type (every walk of a function gets its own)."""
+    instances = [rule_class() for rule_class in rules]
+    return {node_type: [getattr(instances[number], method) for number, method in handlers]
+            for node_type, handlers in _handler_layout(rules).items()}
+
+
+@functools.cache
+def _handler_layout(rules: tuple[type[Rule], ...]) -> dict[type, list[tuple[int, str]]]:
+    """Which rule (by position) handles which node type with which method."""
+    layout: dict[type, list[tuple[int, str]]] = {}
+    for number, rule_class in enumerate(rules):
+        for name in rule_class.handler_names():
+            layout.setdefault(getattr(cst, name[3:]), []).append((number, name))
+    return layout
 
 
 def lint_unit(path: str, files: FileSet, settings: LintSettings) -> UnitResult:

@@ -80,14 +80,11 @@ class Rule:
     captured_by: ClassVar[tuple[str, ...]] = ()
     captured_in_sets: ClassVar[tuple[str, ...]] = ()
 
-    def handlers(self) -> dict[str, object]:
-        """`{"Call": bound on_Call, ...}` for the walker's dispatch table."""
-        return {name[3:]: getattr(self, name) for name in self._handler_names()}
-
     @classmethod
     @functools.cache
-    def _handler_names(cls) -> tuple[str, ...]:
-        """Found once per class: the walker asks for a fresh set of handlers for every function."""
+    def handler_names(cls) -> tuple[str, ...]:
+        """The `on_<NodeType>` methods: found once per class, the walker asks for a fresh set of
+        handlers for every function."""
         return tuple(name for name in dir(cls) if name.startswith("on_"))
 
     @classmethod

@@ -190,6 +190,7 @@ def torch_probed_break(node: cst.Call, ctx) -> catalogue.Entry | None:
 _INPUT_DEPENDENT = frozenset({"GB0148"})
 
 
+@functools.cache  # asked for every call of every probed function
 def _own_break(entry: catalogue.Entry) -> bool:
     """The probe's break is the call's own: nothing in it reads tensor data (`k[0, 0]`) first,
     and the break is not about the input it was given."""
@@ -201,6 +202,7 @@ def _own_break(entry: catalogue.Entry) -> bool:
             and not set(entry.gb_ids) <= _INPUT_DEPENDENT)
 
 
+@functools.cache  # asked for every call of every probed function
 def _probe_arguments(entry: catalogue.Entry) -> str:
     """What the probe gave the call: "none", "python" when every argument is a literal or a dotted
     constant (`torch.float32`), else "tensor"."""
