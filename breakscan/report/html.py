@@ -15,7 +15,7 @@ from breakscan.model import Finding, Report, TargetResult, Verification
 from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, TargetChain, short_label
 from breakscan.report.html_style import CSS
 from breakscan.report.links import gb_url
-from breakscan.report.sources import source_lines
+from breakscan.report.sources import frame_lines, source_lines
 from breakscan.report.summary import (
     Counts,
     FileSection,
@@ -231,13 +231,14 @@ def _finding(view: Overview, index: int, file_number: int) -> str:
 
 
 def _frame(finding: Finding) -> str:
-    lines = source_lines(finding.path)
     span = finding.span
-    first, last = max(1, span.line - 2), min(len(lines), span.end_line, span.line + 6)
+    first = max(1, span.line - 2)
+    count, lines = frame_lines(finding.path, first, min(span.end_line, span.line + 6))
+    last = min(count, span.end_line, span.line + 6)
     rows = []
     for number in range(first, last + 1):
         hit = ' class="hit"' if span.line <= number <= span.end_line else ""
-        rows.append(f"<span{hit}>{number:>5}  {escape(lines[number - 1])}</span>")
+        rows.append(f"<span{hit}>{number:>5}  {escape(lines[number - first])}</span>")
     return f'<pre class="frame">{chr(10).join(rows)}</pre>' if rows else ""
 
 

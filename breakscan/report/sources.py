@@ -23,6 +23,13 @@ def source_lines(path: str) -> list[str]:
     return [line.rstrip("\r\n") for line in linecache.getlines(path)]
 
 
+def frame_lines(path: str, first: int, last: int) -> tuple[int, list[str]]:
+    """The file's line count, and its lines `first`..`last` (1-based, clipped) without line ends:
+    a finding's frame, without copying a long file for each finding."""
+    lines = linecache.getlines(path)
+    return len(lines), [line.rstrip("\r\n") for line in lines[max(0, first - 1):last]]
+
+
 def line_text(path: str, line: int) -> str:
     return linecache.getline(path, line).rstrip("\r\n")
 

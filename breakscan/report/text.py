@@ -23,7 +23,7 @@ from breakscan.model import Finding, Fix, Report, Verification
 from breakscan.notebook import location
 from breakscan.report.graph import EXPORTERS, BreakNode, GraphNode, Node, TargetChain, short_label
 from breakscan.report.links import gb_url
-from breakscan.report.sources import source_lines
+from breakscan.report.sources import frame_lines
 from breakscan.report.summary import (
     Counts,
     FileSection,
@@ -214,7 +214,7 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
         parts.append(_para(Text(origin, style="dim"), 2))
     if chain:
         parts.append(_para(Text("chain: " + chain, style="dim"), 2))
-    parts.extend(_code_frame(finding))
+    parts.append(_code_frame(finding))
     for gb_id in finding.gb_ids or ((brk.gb_id,) if brk and brk.gb_id else ()):
         parts.append(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
     if brk and finding.status == "dynamic-only":  # no rule explains it: Dynamo's own words
@@ -227,37 +227,41 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
     console.print(Group(*parts))
 
 
-def _unwrapped(text: Text) -> Text:
-    """A line printed as it is: a long one ends in an ellipsis at the edge."""
+def _unwrapped(lines: list[Text]) -> Text:
+    """Lines printed as they are, as one text (rich's cost is per renderable): a long one ends in
+    an ellipsis at the edge."""
+    text = Text("\n").join(lines)
     text.no_wrap, text.overflow = True, "ellipsis"
     return text
 
 
-def _code_frame(finding: Finding) -> list[Text]:
+def _code_frame(finding: Finding) -> Text:
     """The finding's lines with two above; a one-line span underlined. Printed unwrapped: long
     lines end in an ellipsis at the edge."""
-    lines = source_lines(finding.path)
     span = finding.span
-    first, last = max(1, span.line - _CONTEXT), min(len(lines), span.end_line, span.line + 6)
+    first = max(1, span.line - _CONTEXT)
+    count, lines = frame_lines(finding.path, first, min(span.end_line, span.line + 6))
+    last = min(count, span.end_line, span.line + 6)
     width = len(str(last))
     rows = []
     for number in range(first, last + 1):
-        code, marked = lines[number - 1], span.line <= number <= span.end_line
+        code, marked = lines[number - first], span.line <= number <= span.end_line
         gutter = Text(f"  {'❱' if marked else ' '} {number:>{width}} │ ", style="bold red" if marked else "dim")
-        rows.append(_unwrapped(gutter + Text(code, style="" if marked else "dim")))
+        rows.append(gutter + Text(code, style="" if marked else "dim"))
         start = max(span.column, len(code) - len(code.lstrip()) + 1)  # a whole-line span: from the code
         if marked and span.line == span.end_line and span.end_column > start:
             carets = " " * (start - 1) + "^" * (span.end_column - start)
-            rows.append(_unwrapped(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red")))
-    return rows
+            rows.append(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red"))
+    return _unwrapped(rows)
 
 
 def _fix(fix: Fix) -> list[RenderableType]:
-    lines: list[RenderableType] = [_para(Text.assemble(("fix: ", "bold green"), fix.summary))]
-    for line in fix.diff.splitlines()[2:] if fix.diff else ():  # the ---/+++ header names the file shown above
-        style = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim")
-        lines.append(_unwrapped(Text(f"    {line}", style=style)))
-    return lines
+    summary = _para(Text.assemble(("fix: ", "bold green"), fix.summary))
+    if not fix.diff:
+        return [summary]
+    lines = [Text(f"    {line}", style={"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim"))
+             for line in fix.diff.splitlines()[2:]]  # the ---/+++ header names the file shown above
+    return [summary, _unwrapped(lines)]
 
 
 def _verification(console: Console, verification: Verification) -> None:
