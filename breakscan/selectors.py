@@ -9,6 +9,7 @@ import difflib
 
 # A break TorchDynamo reported that no rule predicted: a finding id, though not a rule's.
 UNPREDICTED_ID = "BS000"
+_LOOKALIKE_DIGITS = str.maketrans("OIL", "011")
 
 
 def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -30,7 +31,10 @@ def selector_problem(selectors: tuple[str, ...]) -> str | None:
         if is_known_selector(selector, ids, names):
             continue
         candidates = names if selector.islower() and not selector.startswith("bs") else ids
-        close = difflib.get_close_matches(selector.upper() if candidates is ids else selector, candidates, n=1)
+        wanted = selector.upper() if candidates is ids else selector
+        # Letters typed for the digits they look like (`BS1O1`) before the nearest by spelling.
+        digits = wanted[:2] + wanted[2:].translate(_LOOKALIKE_DIGITS) if candidates is ids else wanted
+        close = [digits] if digits in candidates else difflib.get_close_matches(wanted, candidates, n=1)
         hint = f" (did you mean {close[0]}?)" if close else " (see `breakscan rules`)"
         return f"unknown rule id or prefix `{selector}`{hint}"
     return None
