@@ -143,11 +143,16 @@ def test_modules_precision(tmp_path, item):
     assert {(f.line, f.rule) for f in outcome.findings if f.rule.startswith(FAMILY)} == item.expected
 
 
-def test_wrapping_a_parameter_as_it_came_is_a_warning_and_anything_else_an_error(tmp_path):
+def test_wrapping_an_input_as_it_came_is_fine_a_helpers_parameter_a_warning_anything_else_an_error(tmp_path):
     """Probed under TorchDynamo 2.13: `nn.Parameter(x)` of the compiled function's own input is
-    traced; of a tensor made inside, or of the input once rebound, it breaks (GB0264)."""
+    traced; of a tensor made inside, or of the input once rebound, it breaks (GB0264). A helper's
+    parameter is an input only when the compiled function passed its own along."""
     outcome = lint_source(tmp_path, """import torch
 from torch import nn
+
+
+def wrap(t):
+    return nn.Parameter(t)
 
 
 @torch.compile
@@ -156,7 +161,7 @@ def fn(x):
     b = nn.Parameter(x * 2)
     x = x.detach()
     c = nn.Parameter(x)
-    return a, b, c
+    return a, b, c, wrap(x)
 """)
     assert [(f.line, f.rule, f.severity) for f in outcome.findings] == [
-        (7, "BS802", "warning"), (8, "BS802", "error"), (10, "BS802", "error")]
+        (6, "BS802", "warning"), (12, "BS802", "error"), (14, "BS802", "error")]

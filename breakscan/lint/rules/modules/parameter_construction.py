@@ -22,8 +22,9 @@ class ParameterConstruction(Rule):
     use `torch.nn.Parameter()` constructor with Dynamo"): the graph ends there. A parameter
     created in `forward` is also new on every call and is never seen by the optimizer.
     `self.register_buffer(...)` of a plain tensor in `forward` is traced and not flagged. Wrapping
-    a graph input as it came (`nn.Parameter(x)` on a parameter of the compiled function) is traced
-    (probed): on a parameter of the function that was not rebound, the finding is a warning.
+    a graph input as it came (`nn.Parameter(x)` on a parameter of the function given to
+    `torch.compile`, not rebound) is traced (probed) and not flagged; on a parameter of a helper or
+    a `forward` it reaches, which may or may not be such an input, the finding is a warning.
 
     ## Example
     ```python
@@ -64,6 +65,14 @@ class ParameterConstruction(Rule):
     valid = (
         Example("""
             import torch
+
+            @torch.compile
+            def fn(x):
+                weight = torch.nn.Parameter(x)  # the graph input itself, wrapped as it came
+                return weight * 2
+        """),
+        Example("""
+            import torch
             import torch.nn as nn
 
             class Model(nn.Module):
@@ -83,6 +92,8 @@ class ParameterConstruction(Rule):
         data = node.args[0].value if node.args and node.args[0].keyword is None else None
         if data is not None and ctx.is_passed_in(data):
             # `nn.Parameter(x)` of a graph input itself is traced (probed); of anything else it breaks.
+            if ctx.function.compiled:  # the compiled function's own parameter: a graph input
+                return
             ctx.report(self, node, f"{self.message}, unless `{data.value}` is an input of the compiled function "
                                    "(a parameter of it: wrapping an input as it came is traced)", severity="warning")
         else:
