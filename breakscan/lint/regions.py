@@ -321,7 +321,7 @@ class Project:
                 if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
-        for key in results.keys() - current:
+        for key in [key for key in results if key not in current]:  # in a fixed order: runs repeat
             dynamo = self.dynamo.merged(compiled_as[key]).merged(functions[key].module.dynamo)
             results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo).run()
         _drop_findings_after_loop_breaks(results)
