@@ -209,6 +209,7 @@ _AT_PROBE = re.compile(r"\(at \S*probe_\d+\.py:(\d+)\)")  # where an error happe
 def run_probes(probes: list[Probe], *, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Every probe under TorchDynamo in one batch (breakscan's runner), its result type eagerly."""
     from breakscan.confirm import run_targets
+    from breakscan.confirm.runner import Step
     from breakscan.model import TargetSpec
 
     with tempfile.TemporaryDirectory(prefix="breakscan-catalogue-") as folder:
@@ -220,8 +221,8 @@ def run_probes(probes: list[Probe], *, progress: Callable[[str], None] | None = 
             specs.append(TargetSpec(path, "probe", probe.inputs, name=f"{index}"))
         done = [0]
 
-        def counting(message: str) -> None:
-            if progress and message.split()[1] != "confirming":
+        def counting(step: Step) -> None:
+            if progress and step.phase == "done":
                 done[0] += 1
                 if done[0] % 100 == 0 or done[0] == len(specs):
                     progress(f"{done[0]}/{len(specs)} probes run")
@@ -428,6 +429,7 @@ TORCH_CALLS = [
     "torch.fft.ifft(c)", "torch.fft.fftfreq(4)", "torch.special.erf(x)", "torch.special.logit(x)",
     "torch.autograd.grad((w * 2).sum(), w)", "torch.cuda.is_available()", "torch.cuda.device_count()",
     "torch.backends.cudnn.enabled", "torch.jit.is_scripting()", "torch.jit.is_tracing()",
+    "torch.jit.isinstance(x, torch.Tensor)", "torch.jit.annotate(torch.Tensor, x)",
     "torch.compiler.is_compiling()", "torch.compiler.is_dynamo_compiling()", "torch._dynamo.graph_break()",
     "torch._C._get_tracing_state()", "torch.overrides.has_torch_function((x,))", "torch.get_num_threads()",
     "torch.are_deterministic_algorithms_enabled()", "torch.typename(x)", "torch.is_nonzero(s)",
@@ -613,6 +615,9 @@ NUMPY_CALLS = [
     ("int(np.ceil(x.shape[0] / 3))", "python"), ("torch.from_numpy(np.arange(4))", "python"),
     ("torch.tensor(np.arange(4))", "python"), ("np.float32", "none"),
     ("torch.as_tensor(np.sqrt(x.shape[0]))", "python"), ("np.array(x.shape)", "python"),
+    ("int(np.sqrt(x.shape[0]))", "python"), ("float(np.floor(x.shape[0] / 3))", "python"),
+    ("int(np.prod(x.shape))", "python"), ("int(np.abs(-3))", "python"), ("float(np.mean([1.0, 2.0]))", "python"),
+    ("int(np.maximum(x.shape[0] / 3, 1.0))", "python"),
 ]
 
 

@@ -503,6 +503,52 @@ TORCH_GEOMETRIC = [
 ]
 
 
+# monai -------------------------------------------------------------------------------------------
+
+def _monai_network(name: str, shape: tuple[int, ...], **kwargs: Any) -> Built:
+    import monai.networks.nets as nets
+
+    return getattr(nets, name)(**kwargs), (torch.randn(*shape),), {}
+
+
+def _gaussian_filter() -> Built:
+    from monai.networks.layers import GaussianFilter
+
+    return GaussianFilter(spatial_dims=2, sigma=1.5), (torch.randn(2, 3, 16, 16),), {}
+
+
+def _dice_loss() -> Built:
+    from monai.losses import DiceCELoss
+
+    logits, labels = torch.randn(2, 3, 16, 16), torch.randint(0, 3, (2, 1, 16, 16))
+    return DiceCELoss(to_onehot_y=True, softmax=True), (logits, labels), {}
+
+
+MONAI = [
+    Spec("unet", partial(_monai_network, "UNet", (2, 1, 32, 32), spatial_dims=2, in_channels=1, out_channels=2,
+                         channels=(4, 8, 16), strides=(2, 2), num_res_units=1)),
+    Spec("basic_unet", partial(_monai_network, "BasicUNet", (1, 1, 32, 32), spatial_dims=2, in_channels=1,
+                               out_channels=2, features=(4, 4, 8, 8, 16, 4))),
+    Spec("swin_unetr", partial(_monai_network, "SwinUNETR", (1, 1, 64, 64), in_channels=1, out_channels=2,
+                               feature_size=12, spatial_dims=2, depths=(1, 1, 1, 1), num_heads=(1, 1, 1, 1))),
+    Spec("segresnet_ds", partial(_monai_network, "SegResNetDS", (1, 1, 32, 32), spatial_dims=2, init_filters=4,
+                                 in_channels=1, out_channels=2, blocks_down=(1, 1, 1))),
+    Spec("dynunet", partial(_monai_network, "DynUNet", (1, 1, 32, 32), spatial_dims=2, in_channels=1, out_channels=2,
+                            kernel_size=(3, 3, 3), strides=(1, 2, 2), upsample_kernel_size=(2, 2),
+                            filters=(4, 8, 16))),
+    Spec("attention_unet", partial(_monai_network, "AttentionUnet", (1, 1, 32, 32), spatial_dims=2, in_channels=1,
+                                   out_channels=2, channels=(4, 8, 16), strides=(2, 2))),
+    Spec("unetr", partial(_monai_network, "UNETR", (1, 1, 32, 32), in_channels=1, out_channels=2, img_size=(32, 32),
+                          feature_size=4, hidden_size=32, mlp_dim=64, num_heads=4, spatial_dims=2)),
+    Spec("vit", partial(_monai_network, "ViT", (2, 1, 32, 32), in_channels=1, img_size=(32, 32), patch_size=(8, 8),
+                        hidden_size=32, mlp_dim=64, num_layers=2, num_heads=4, spatial_dims=2, classification=True)),
+    Spec("densenet", partial(_monai_network, "DenseNet121", (1, 1, 32, 32), spatial_dims=2, in_channels=1,
+                             out_channels=2)),
+    Spec("gaussian_filter", _gaussian_filter),
+    Spec("dice_ce_loss", _dice_loss),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -510,4 +556,5 @@ MODELS: dict[str, list[Spec]] = {
     "x-transformers": X_TRANSFORMERS,
     "vector-quantize-pytorch": VECTOR_QUANTIZE,
     "torch-geometric": TORCH_GEOMETRIC,
+    "monai": MONAI,
 }

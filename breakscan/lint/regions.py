@@ -343,7 +343,9 @@ class Project:
 def _is_torch_module_base(name: str) -> bool:
     if name in MODULE_BASES:
         return True
-    return name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() and name not in NOT_MODULE_CLASSES
+    # Private bases count too: `torch.nn.modules.loss._Loss`, `_BatchNorm`, `_ConvNd`.
+    return (name.startswith("torch.nn.") and name.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+            and name not in NOT_MODULE_CLASSES)
 
 
 def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:

@@ -40,6 +40,11 @@ class Kind:
 TENSOR = Kind("tensor")
 # A tensor of dtype bool: a comparison, `~m`, `m & n`, `isnan(x)`, `.bool()`, `dtype=torch.bool`...
 MASK = Kind("mask", family="tensor")
+# A 0-d float array an elementwise NumPy function made from Python numbers (`np.ceil(h / p)`):
+# TorchDynamo traces it as data (trace_numpy), so branching on it breaks as on a tensor, but
+# `int()`/`float()`/`bool()` of it do not break (probed; they do on an integer result, and on a
+# reduction such as `np.prod(shape)`).
+NUMPY_FLOAT = Kind("numpy-float", family="tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
 MAYBE_TENSOR = Kind("maybe-tensor")
 OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
@@ -140,6 +145,35 @@ def _exact(value: object) -> object:
 def is_mask(value: Value) -> bool:
     """A tensor known to hold booleans."""
     return isinstance(value, Kind) and value.name == MASK.name
+
+
+def is_numpy_float(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == NUMPY_FLOAT.name
+
+
+# Elementwise NumPy functions whose result on Python numbers is a float whatever the inputs, and
+# those whose result is a float only when an input is.
+_NUMPY_FLOAT_RESULTS = frozenset({
+    "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin",
+    "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "hypot",
+    "deg2rad", "rad2deg", "radians", "degrees", "divide", "true_divide", "float16", "float32", "float64",
+    "double", "single",
+})
+_NUMPY_DTYPE_PRESERVING = frozenset({
+    "ceil", "floor", "trunc", "rint", "round", "around", "fix", "abs", "absolute", "fabs", "maximum",
+    "minimum", "fmax", "fmin", "clip", "power", "add", "subtract", "multiply", "negative", "positive", "sign",
+    "square", "array", "asarray",
+})
+
+
+def numpy_call_value(function: str, arguments: list[Value]) -> Kind:
+    """What `numpy.<function>(*arguments)` is under trace_numpy: data (a tensor), refined to
+    NUMPY_FLOAT when no argument is a tensor and the result is a float."""
+    if arguments and all(argument in PLAIN for argument in arguments) and (
+            function in _NUMPY_FLOAT_RESULTS
+            or (function in _NUMPY_DTYPE_PRESERVING and any(argument == FLOAT for argument in arguments))):
+        return NUMPY_FLOAT
+    return TENSOR
 
 
 def is_plain(value: Value) -> bool:

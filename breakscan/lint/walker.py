@@ -555,7 +555,7 @@ class RegionWalker(cst.CSTVisitor):
                 # TorchDynamo traces NumPy calls as tensor computations (trace_numpy): even on
                 # Python numbers (`np.lcm(a, b)` on config values) the result is data, and
                 # branching on it breaks (GB0170).
-                return v.TENSOR
+                return v.numpy_call_value(qualified[6:], [self.value(a.value) for a in node.args])
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
             if qualified in v.BUILT_SORT:
@@ -661,6 +661,8 @@ class RegionWalker(cst.CSTVisitor):
             return functools.reduce(v.join, value.items)
         if value in (v.TENSOR, v.TENSORS):
             return v.TENSOR
+        if value == v.SHAPE:
+            return v.INT  # `b, c = x.size()`, `for n in x.shape`
         return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
 
     def _bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
@@ -669,7 +671,7 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(target, cst.Tuple):
                 elements = [e.value for e in target.elements]
                 if self.qualname(iterable.func) == "builtins.enumerate" and len(elements) == 2 and inner:
-                    self.bind(elements[0], v.OTHER)
+                    self.bind(elements[0], v.INT)
                     self.bind(elements[1], self._element_of(self.value(inner[0])))
                     return
                 for element, source in zip(elements, inner):
@@ -722,6 +724,22 @@ class RegionWalker(cst.CSTVisitor):
             self._walk_branches(node.test, node.body, node.orelse)
             return False
         self.walk(node.body if outcome else node.orelse)
+        return False
+
+    def _visit_boolean(self, node: cst.BooleanOperation) -> bool:
+        """`x is not None and f(x)`: the right operand runs only where the left one is true (false
+        for `or`), so it sees the names the left one pins down."""
+        self.walk(node.left)
+        when_true, when_false = narrowings(node.left, self)
+        narrowed = when_true if isinstance(node.operator, cst.And) else when_false
+        if not narrowed:
+            self.walk(node.right)
+            return False
+        before = {name: self.bindings[name] for name in narrowed if name in self.bindings}
+        self._replace_bindings({**self.bindings, **narrowed})
+        self.walk(node.right)
+        restored = {name: value for name, value in self.bindings.items() if name not in narrowed}
+        self._replace_bindings({**restored, **before})
         return False
 
     def _walk_branches(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
@@ -1040,6 +1058,8 @@ def _arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.Value:
         if isinstance(operator, cst.Divide) or v.FLOAT in kinds:
             return v.FLOAT
         return v.INT
+    if isinstance(operator, cst.Divide) and any(kind in v.NUMBERS for kind in kinds):
+        return v.FLOAT  # `h / window[0]` with `window` a sequence of unknown items: a number divides
     if kinds[0] == v.STR and isinstance(operator, (cst.Add, cst.Modulo, cst.Multiply)):
         return v.STR
     if all(kind == v.SHAPE for kind in kinds) and isinstance(operator, cst.Add):
@@ -1137,6 +1157,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 _SPECIAL = {
     cst.If: RegionWalker._visit_if,
     cst.IfExp: RegionWalker._visit_ifexp,
+    cst.BooleanOperation: RegionWalker._visit_boolean,
     cst.For: RegionWalker._visit_for,
     cst.While: RegionWalker._visit_while,
     cst.ListComp: RegionWalker._visit_comprehension,

@@ -443,3 +443,49 @@ def test_attention_keys_named_k_are_tensors_not_counts(tmp_path):
                 return (q @ k.transpose(-1, -2)).softmax(-1) @ v
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS201")]
+
+
+def test_numpy_on_python_numbers_converts_without_a_break_when_it_is_a_float(tmp_path):
+    # Probed (bench/catalogue.py): int() of `np.ceil(h / 3)` is traced, int() of `np.prod(shape)`
+    # or of an integer result is not, and branching on either breaks.
+    outcome = lint_source(tmp_path, src("""
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def fn(x):
+            b, h = x.size()
+            rows = int(np.ceil(h / 3)) + int(np.sqrt(b))
+            flat = int(np.prod(x.shape))
+            if np.ceil(h / 3) > 1:
+                x = x + 1
+            return x.reshape(-1, rows) * flat
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(8, "BS103"), (9, "BS201")]
+
+
+def test_a_private_torch_module_base_makes_a_module(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch.nn.modules.loss import _Loss
+
+        class Dice(_Loss):
+            def forward(self, input, target):
+                axes = torch.arange(2, len(input.shape)).tolist()
+                return (input * target).sum(axes)
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS102")]
+
+
+def test_the_right_operand_of_and_sees_what_the_left_one_narrows(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        class Up(nn.Module):
+            def forward(self, x: torch.Tensor, skip: torch.Tensor | None):
+                if skip is not None and torch.jit.isinstance(skip, torch.Tensor):
+                    x = x + skip
+                return x
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS507")]

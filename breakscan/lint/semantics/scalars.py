@@ -154,6 +154,12 @@ def holds_tensor_data(node: cst.BaseExpression, ctx) -> bool:
     return ctx.is_bool_tested_tensor(node) and not is_number_like(node, ctx)
 
 
+def converts_without_break(node: cst.BaseExpression, ctx) -> bool:
+    """`int()`/`float()`/`bool()` of it does not break although it is data: a float NumPy
+    result made from Python numbers (`values.NUMPY_FLOAT`)."""
+    return v.is_numpy_float(ctx.value(node))
+
+
 def is_scalar_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:
     """A 0-d tensor made in the compiled code: a full reduction (`x.argmax()`, `torch.sum(m)`),
     arithmetic on one, or a local name only ever bound to one."""

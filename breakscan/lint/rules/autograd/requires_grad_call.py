@@ -1,5 +1,6 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 
 
@@ -20,7 +21,8 @@ class RequiresGradCall(Rule):
     graph: on a graph input or a parameter (GB0125 "Unsupported Tensor.requires_grad_() call"),
     and on a tensor created in the region that then leaves it, e.g. `x.detach().requires_grad_()`
     or `torch.zeros(n).requires_grad_()` (GB8985 "requires_grad_() intermediate leaked as
-    output"). A call that leaves the flag as it was is traced, hence a warning.
+    output"). A call that leaves the flag as it was is traced, hence a warning; turning it off on
+    a tensor (`t.requires_grad_(False)`) is traced too and is not flagged.
 
     ## Example
     ```python
@@ -64,6 +66,16 @@ class RequiresGradCall(Rule):
 
             @torch.compile
             def fn(x):
+                noise = torch.randn_like(x)
+                noise.requires_grad_(False)  # the flag is already off: traced
+                x.requires_grad_(False)
+                return x + noise
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
                 if x.requires_grad:
                     return x * 2
                 return x.detach() + 1
@@ -72,5 +84,17 @@ class RequiresGradCall(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and ctx.qualname(func) is None:
-            ctx.report(self, node)
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and ctx.qualname(func) is None):
+            return
+        # Probed: turning the flag off on a tensor is traced, whatever the tensor (an input that
+        # requires grad included); on a module it changes its parameters and breaks.
+        if _turns_off(node) and v.is_tensorish(ctx.value(func.value)):
+            return
+        ctx.report(self, node)
+
+
+def _turns_off(call: cst.Call) -> bool:
+    for argument in call.args:
+        if argument.keyword is None or argument.keyword.value == "requires_grad":
+            return isinstance(argument.value, cst.Name) and argument.value.value == "False"
+    return False

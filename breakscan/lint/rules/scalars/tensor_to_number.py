@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import holds_tensor_data
+from breakscan.lint.semantics.scalars import converts_without_break, holds_tensor_data
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"})
 
@@ -112,9 +112,19 @@ class TensorToNumber(Rule):
                 def forward(self, x, steps):
                     return x * int(steps)
         """, entry="Model()", inputs="(torch.randn(8), 3)"),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                rows = int(np.ceil(x.shape[0] / 3))  # a float NumPy computed from a size
+                return x[:rows]
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         if (len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
-                and ctx.qualname(node.func) in CONVERSIONS and holds_tensor_data(node.args[0].value, ctx)):
+                and ctx.qualname(node.func) in CONVERSIONS and holds_tensor_data(node.args[0].value, ctx)
+                and not converts_without_break(node.args[0].value, ctx)):
             ctx.report(self, node)
