@@ -46,6 +46,11 @@ MASK = Kind("mask", family="tensor")
 # reduction such as `np.prod(shape)`).
 NUMPY_FLOAT = Kind("numpy-float", family="tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
+# A tensor (or a container of tensors) after the branches of one path and a Python value after
+# another's (`d = [2] * n` in one branch, `d = list(np.prod(...))` in the other): a construct on it
+# breaks only where the tensor's path was taken, so a finding resting on it is a warning.
+SOME_PATHS_TENSOR = Kind("tensor-on-some-paths", family="tensor")
+SOME_PATHS_TENSORS = Kind("tensors-on-some-paths", family="tensors")
 MAYBE_TENSOR = Kind("maybe-tensor")
 OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
 INT = Kind("int")
@@ -191,7 +196,9 @@ def join(a: Value, b: Value) -> Value:
         a, b = (Kind(a.name) if isinstance(a, Container) else a), (Kind(b.name) if isinstance(b, Container) else b)
     if a == b:
         # A mask and a tensor of another dtype: a tensor.
-        return a if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name else TENSOR
+        if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name:
+            return a
+        return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         return ModuleValue(a.classes | b.classes)
     if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
@@ -204,6 +211,19 @@ def join(a: Value, b: Value) -> Value:
             return FLOAT if FLOAT in (a, b) else INT
         return OTHER
     return a if _RANK.get(a, 0) >= _RANK.get(b, 0) else b
+
+
+def join_branches(a: Value, b: Value) -> Value:
+    """`join` for one name's values after two branches: a tensor on one and a Python value on the
+    other is a tensor on some paths only."""
+    joined = join(a, b)
+    if joined in (TENSOR, TENSORS) and (is_plain(a) or is_plain(b)):
+        return SOME_PATHS_TENSOR if joined == TENSOR else SOME_PATHS_TENSORS
+    return joined
+
+
+def on_some_paths(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name in (SOME_PATHS_TENSOR.name, SOME_PATHS_TENSORS.name)
 
 
 def literal_kind(node: cst.BaseExpression) -> Kind | None:

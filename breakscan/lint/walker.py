@@ -18,7 +18,7 @@ from breakscan.lint.declared import annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
-from breakscan.lint.traverse import children, subtree_ids
+from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
 if TYPE_CHECKING:
@@ -193,17 +193,30 @@ class RegionContext:
         walker = self._walker
         if self._captured(rule, node):
             return
+        partial = self._on_some_paths(node) if unknown is None and (severity or rule.severity) == "error" else None
         if unknown is not None:
             severity = "warning"
-            what = cst.Module(body=[]).code_for_node(unknown)
-            what = what if len(what) <= 40 else what[:37] + "..."
+            what = _short_code(unknown)
             message = (f"{message or rule.message} (if `{what}` is a tensor: breakscan cannot tell what it is)")
+        elif partial is not None:
+            severity = "warning"
+            message = (f"{message or rule.message} (where `{_short_code(partial)}` is a tensor: "
+                       "it is one after some branches only)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager)
         )
+
+    def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The first expression under `node` whose value is a tensor after some branches only."""
+        walker = self._walker
+        # Not below a block: a finding on a statement rests on its header, not on its body.
+        for part in find_nodes(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript), prune=_BLOCKS):
+            if v.on_some_paths(walker.value(part)):
+                return part
+        return None
 
     def kinds_at(self, node: cst.CSTNode) -> tuple[tuple[str, str], ...]:
         """The value kinds known at `node`, as plain data for the fixes: each local name's, and the
@@ -418,7 +431,10 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.BooleanOperation):
             return v.join(self.value(node.left), self.value(node.right))
         if isinstance(node, cst.IfExp):
-            return v.join(self.value(node.body), self.value(node.orelse))
+            outcome = self.compile_time_truth(node.test)
+            if outcome is not None:
+                return self.value(node.body if outcome else node.orelse)
+            return v.join_branches(self.value(node.body), self.value(node.orelse))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             kinds = [self.value(e.value) for e in node.elements]
             holds_tensors = any(k in (v.TENSOR, v.TENSORS) for k in kinds)
@@ -660,7 +676,7 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(value, v.Container) and value.items:
             return functools.reduce(v.join, value.items)
         if value in (v.TENSOR, v.TENSORS):
-            return v.TENSOR
+            return v.SOME_PATHS_TENSOR if v.on_some_paths(value) else v.TENSOR
         if value == v.SHAPE:
             return v.INT  # `b, c = x.size()`, `for n in x.shape`
         return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
@@ -760,7 +776,7 @@ class RegionWalker(cst.CSTVisitor):
         elif else_leaves and not body_leaves:
             self._replace_bindings(after_body)
         else:
-            self._replace_bindings(_joined(after_body, after_else))
+            self._replace_bindings(_joined(after_body, after_else, v.join_branches))
 
     def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
         self.conditions.append(branch)
@@ -1010,11 +1026,20 @@ class RegionWalker(cst.CSTVisitor):
                                           order=next(self.events), spreads=any(a.star for a in node.args)))
 
 
-def _joined(first: dict[str, v.Value], second: dict[str, v.Value]) -> dict[str, v.Value]:
+def _joined(first: dict[str, v.Value], second: dict[str, v.Value],
+            join: Callable[[v.Value, v.Value], v.Value] = v.join) -> dict[str, v.Value]:
     """The bindings where two paths meet: a name bound on both holds either value; a name bound
     on one only holds that one's (on the other, using it would fail)."""
-    return {name: v.join(first[name], second[name]) if name in first and name in second
+    return {name: join(first[name], second[name]) if name in first and name in second
             else first.get(name, second.get(name, v.OTHER)) for name in {**first, **second}}
+
+
+_BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda)
+
+
+def _short_code(node: cst.CSTNode) -> str:
+    what = cst.Module(body=[]).code_for_node(node)
+    return what if len(what) <= 40 else what[:37] + "..."
 
 
 _ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)

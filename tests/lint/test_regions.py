@@ -489,3 +489,28 @@ def test_the_right_operand_of_and_sees_what_the_left_one_narrows(tmp_path):
                 return x
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS507")]
+
+
+def test_a_tensor_after_some_branches_only_gives_a_warning_that_says_so(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        @torch.compile
+        def fn(x, flag: bool):
+            if flag:
+                s = x.sum()
+            else:
+                s = 1.0
+            if s > 0:
+                x = x + 1
+            t = x.sum() if flag else x.mean()
+            if t > 0:
+                x = x * 2
+            for part in (list(x.unbind(0)) if flag else [1, 2]):
+                if part > 0:
+                    x = x * 3
+            return x
+    """))
+    found = [(f.line, f.rule, f.severity) for f in outcome.findings]
+    assert found == [(9, "BS201", "warning"), (12, "BS201", "error"), (15, "BS201", "warning")]
+    assert "where `s` is a tensor: it is one after some branches only" in outcome.findings[0].message
