@@ -118,6 +118,28 @@ def construct(name: str, *, config: str = DEFAULT) -> Entry | None:
     return _first(f"construct:{name}", config)
 
 
+@lru_cache(maxsize=1)
+def _library_modules() -> frozenset[str]:
+    """Modules of torch and NumPy, as the dotted prefixes of probed functions that are neither
+    functions nor classes: "torch", "torch.nn.functional", "numpy.random"..."""
+    found = set()
+    for key in _by_key():
+        parts = key.split(".")
+        if parts[0] not in ("torch", "numpy"):
+            continue
+        for end in range(1, len(parts)):
+            if parts[end - 1][:1].isupper():
+                break
+            found.add(".".join(parts[:end]))
+    return frozenset(found - set(_by_key()))
+
+
+def is_library_module(qualified: str) -> bool:
+    """Whether a qualified name is a module of torch or NumPy some probe lives in; False for
+    functions and classes, and for modules no probe reaches."""
+    return qualified in _library_modules()
+
+
 def not_probed(key: str) -> str | None:
     """Why `key` is not in the catalogue, when it was left out on purpose."""
     return next((why for _, k, why in load().not_probed if k == key), None)

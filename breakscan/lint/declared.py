@@ -3,42 +3,94 @@ names of parameters, as value kinds."""
 
 from __future__ import annotations
 
-import re
+import functools
+from collections.abc import Callable
 
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.names import dotted_name
 
 # Not `k` (attention's keys: `forward(self, q, k, v)`) nor `index` (scatter and gather indices,
 # torch-geometric's `index`): in model code those are tensors as often as counts.
 COUNT_NAMES = frozenset({"n", "i", "j", "step", "steps", "dim", "size", "num", "count"})
 
 
-def annotation_kind(annotation: cst.BaseExpression) -> v.Value | None:
-    """The kind an annotation declares; None when it says nothing (`Any`, `object`)."""
-    text = cst.Module(body=[]).code_for_node(annotation)
-    if "Tensor" in text and _CONTAINER.match(text):
-        return v.TENSORS  # `Dict[str, Tensor]`, `Optional[List[torch.Tensor]]`, `tuple[Tensor, ...] | None`
-    if "Tensor" in text:
-        if "Optional" in text or "None" in text:
-            return v.MAYBE_TENSOR
-        return v.MASK if "BoolTensor" in text else v.TENSOR
+# Expands the type aliases an annotation's text names (`List[DataType]` with `DataType =
+# Union[torch.Tensor, Boxes]` in scope) into what they stand for.
+Expand = Callable[[str], str]
+
+
+def annotation_kind(annotation: cst.BaseExpression, expand: Expand | None = None) -> v.Value | None:
+    """The kind an annotation declares; None when it says nothing (`Any`, `object`). Read by its
+    structure: `Optional[X]` and `X | None` add None to X, a `Union` joins its members, a
+    container (`List[Tensor]`, `Dict[str, Tensor]`) holds tensors when a member is one."""
+    if expand is not None:
+        text = cst.Module(body=[]).code_for_node(annotation)
+        expanded = expand(text)
+        if expanded != text:
+            try:
+                annotation = cst.parse_expression(expanded)
+            except cst.ParserSyntaxError:
+                pass
+    return _declared(annotation)
+
+
+def _declared(node: cst.BaseExpression) -> v.Value | None:
+    if isinstance(node, cst.SimpleString):  # a forward reference: `"torch.Tensor"`
+        inner = node.evaluated_value
+        try:
+            return _declared(cst.parse_expression(inner)) if isinstance(inner, str) else v.OTHER
+        except cst.ParserSyntaxError:
+            return v.OTHER
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _union([node.left, node.right])
+    if isinstance(node, cst.Subscript):
+        generic = (dotted_name(node.value) or "").rpartition(".")[2]
+        members = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        if generic == "Optional" and members:
+            return _union([*members[:1], cst.Name("None")])
+        if generic == "Union":
+            return _union(members)
+        if generic == "Annotated" and members:
+            return _declared(members[0])
+        if generic in _CONTAINERS:
+            return v.TENSORS if any(_declared(m) in (v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS)
+                                    for m in members) else v.OTHER
+        return v.OTHER  # `Callable[...]`, `Literal[...]`, `Type[...]`, a user generic
+    text = dotted_name(node)
+    if text is None:
+        return v.OTHER
+    if text == "None":
+        return v.NONE
     if text in ("Any", "typing.Any", "object"):
         return None
+    if "Tensor" in text:
+        return v.MASK if "BoolTensor" in text else v.TENSOR
     return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...
 
 
-# An annotation whose outer type is a container (possibly optional).
-_CONTAINER = re.compile(r"^(?:(?:typing\.)?Optional\[)?(?:typing\.|collections\.abc\.)?"
-                        r"(?:Dict|dict|List|list|Tuple|tuple|Sequence|Mapping|MutableMapping|Iterable|Set|set"
-                        r"|FrozenSet|frozenset|OrderedDict)\b")
+def _union(members: list[cst.BaseExpression]) -> v.Value | None:
+    kinds = [_declared(member) for member in members]
+    if any(kind is None for kind in kinds):
+        return None  # a member that says nothing leaves the union saying nothing
+    known = [kind for kind in kinds if kind is not None]
+    if v.TENSORS in known and v.NONE in known and not any(k in (v.TENSOR, v.MASK) for k in known):
+        return v.TENSORS  # `Optional[List[Tensor]]`: an absent list of tensors
+    return functools.reduce(v.join, known)
+
+
+# Generic containers: a value annotated with one holds tensors when a member type is one.
+_CONTAINERS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Sequence", "Mapping", "MutableMapping",
+                         "Iterable", "Iterator", "Set", "set", "FrozenSet", "frozenset", "OrderedDict", "DefaultDict",
+                         "defaultdict", "MutableSequence", "Collection", "Deque", "deque"})
 _ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}
 
 
-def parameter_kind(param: cst.Param) -> v.Value:
+def parameter_kind(param: cst.Param, expand: Expand | None = None) -> v.Value:
     """A parameter nobody passed a value to: its annotation, a count-like name, its default, else
     (unannotated, no default: a model's input) a tensor."""
-    declared = annotation_kind(param.annotation.annotation) if param.annotation is not None else None
+    declared = annotation_kind(param.annotation.annotation, expand) if param.annotation is not None else None
     if declared is not None:
         return declared
     if _counts_by_name(param.name.value):

@@ -209,6 +209,8 @@ class ModuleIndex:
     # by the function's qualified name (what recompile rules read about how code is called).
     varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
+    # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
+    type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -260,6 +262,10 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
 
 def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
     targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    if node.value is not None and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
+            _is_type_expression(index, node.value) or (isinstance(node, cst.AnnAssign) and index.qualify(
+                dotted_name(node.annotation.annotation)) in ("typing.TypeAlias", "typing_extensions.TypeAlias"))):
+        index.type_aliases[targets[0].value] = node.value  # only read where an annotation names it
     called = ""
     aliased = _aliased(index, node.value) if node.value is not None else None
     if isinstance(node.value, cst.Call) and aliased is None:
@@ -273,6 +279,25 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
         else:
             index.imports.pop(target.value, None)  # rebound: no longer what was imported
             index.assignments[target.value] = called
+
+
+# Generic types whose subscription makes a type alias (`Union[...]`, `list[...]`).
+_GENERICS = frozenset({"Union", "Optional", "List", "Dict", "Tuple", "Sequence", "Mapping", "MutableMapping",
+                       "Iterable", "Iterator", "Set", "FrozenSet", "Type", "Callable", "Literal", "Annotated",
+                       "OrderedDict", "DefaultDict", "list", "dict", "tuple", "set", "frozenset", "type"})
+
+
+def _is_type_expression(index: ModuleIndex, value: cst.BaseExpression) -> bool:
+    """`Union[...]`, `Optional[...]`, `list[...]`, or a `|` of such types and names."""
+    if isinstance(value, cst.Subscript):
+        qualified = index.qualify(dotted_name(value.value)) or ""
+        return qualified.rpartition(".")[2] in _GENERICS and qualified.partition(".")[0] in (
+            "typing", "typing_extensions", "collections", "builtins")
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.BitOr):
+        return all(_is_type_expression(index, side) or (isinstance(side, (cst.Name, cst.Attribute)) and (
+            dotted_name(side) == "None" or (dotted_name(side) or "x")[:1].isupper() or "." in (dotted_name(side) or "")))
+            for side in (value.left, value.right))
+    return False
 
 
 def _aliased(index: ModuleIndex, value: cst.BaseExpression) -> str | None:

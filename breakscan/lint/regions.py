@@ -9,6 +9,8 @@ callers pass tensors.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,11 +18,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from breakscan.lint import values as v
-from breakscan.lint.declared import annotation_kind, parameter_kind
+from breakscan.lint.declared import Expand, annotation_kind, parameter_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
-from breakscan.lint.walker import FunctionResult, Handler, RegionWalker
+from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, RegionWalker
 
 if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
@@ -69,6 +71,7 @@ class Project:
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
         self._lineages: dict[int, list[ClassInfo]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
+        self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
 
     def call_sites(self) -> CallSites:
         """How the project's files use what they compile (merged; rebuilt when a module was loaded)."""
@@ -86,6 +89,33 @@ class Project:
                 self.modules[name] = loaded
             return loaded
         return None
+
+    def expander(self, module: ModuleIndex) -> Expand:
+        """Expands the type aliases an annotation written in `module` names, its own and those it
+        imports from scanned modules, and names imported under another name from torch
+        (`from torch import Tensor as T`)."""
+        def expand(text: str, within: ModuleIndex = module, depth: int = 0) -> str:
+            key = (within.name, text)
+            if key not in self._expanded:
+                self._expanded[key] = _IDENTIFIER.sub(functools.partial(replace, within=within, depth=depth), text)
+            return self._expanded[key]
+
+        def replace(match: re.Match, within: ModuleIndex, depth: int) -> str:
+                dotted = match.group(0)
+                if depth < _ALIAS_DEPTH and dotted in within.type_aliases:
+                    return expand(_code(within.type_aliases[dotted]), within, depth + 1)
+                qualified = within.qualify(dotted)
+                if not qualified or qualified == dotted:
+                    return dotted
+                owner, _, name = qualified.rpartition(".")
+                source = self.find_module(owner) if depth < _ALIAS_DEPTH and owner else None
+                if source is not None and name in source.type_aliases:
+                    return expand(_code(source.type_aliases[name]), source, depth + 1)
+                return qualified if qualified.startswith("torch.") and name != dotted.rpartition(".")[2] else dotted
+        return expand
+
+    def annotation_kind(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
+        return annotation_kind(annotation, self.expander(module))
 
     def _split(self, qualified: str) -> tuple[ModuleIndex, str] | None:
         parts = qualified.split(".")
@@ -144,6 +174,22 @@ class Project:
         self._module_class_cache[id(info)] = result
         return result
 
+    def instance_value(self, qualified: str) -> v.Value | None:
+        """What an instance of the class `qualified` is: a module for an nn.Module class, unknown
+        for a scanned subclass of torch.Tensor, another Python value for any other scanned
+        class or builtin, unknown for a class from a package not scanned (it may subclass torch.Tensor);
+        None for torch's and NumPy's own classes, which `isinstance` tests elsewhere."""
+        if qualified.partition(".")[0] in ("torch", "numpy"):
+            return None
+        if qualified.startswith("builtins."):
+            return v.OTHER
+        info = self.find_class(qualified)
+        if info is None:
+            return v.UNKNOWN
+        if any(base in TENSOR_CLASSES for known in self.class_lineage(info) for base in known.bases):
+            return v.UNKNOWN  # a tensor, with methods and attributes of its own the analysis does not model
+        return v.ModuleValue(frozenset({qualified})) if self.is_module_class(info) else v.OTHER
+
     def bound(self, method: FunctionInfo, cls: ClassInfo | None) -> FunctionInfo:
         """`method` as run on an instance of `cls`: bound to it when `cls` inherits the method."""
         if cls is None or (method.module is cls.module and method.class_name == cls.name):
@@ -199,7 +245,7 @@ class Project:
         from compilation is never walked, so what it returns is unknown. Until a function's first
         walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
-        declared = annotation_kind(returns.annotation) if returns is not None else None
+        declared = self.annotation_kind(returns.annotation, function.module) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
         if function.disabled:
@@ -271,7 +317,7 @@ class Project:
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
-            parameters[root.key] = _default_parameters(root)
+            parameters[root.key] = _default_parameters(root, self.expander(root.module))
             compiled_as[root.key] = root.module.dynamo.merged(root.compile_settings).merged(
                 DynamoSettings(fullgraph=root.key in self._fullgraph_roots))
             enqueue(root)
@@ -317,7 +363,8 @@ class Project:
             for callee_key, by_caller in sites.items():
                 if key not in by_caller:
                     continue
-                merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
+                merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c],
+                                                self.expander(functions[callee_key].module))
                 if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
@@ -334,7 +381,8 @@ class Project:
         for function in module.functions.values():
             if function.key not in analysis.results and not function.disabled:
                 dynamo = self.dynamo.merged(module.dynamo).merged(function.compile_settings)
-                results[function.key] = RegionWalker(self, function, handlers(), _default_parameters(function),
+                parameters = _default_parameters(function, self.expander(function.module))
+                results[function.key] = RegionWalker(self, function, handlers(), parameters,
                                                      dynamo).run()
                 analysis.functions[function.key] = function
         return results
@@ -348,7 +396,15 @@ def _is_torch_module_base(name: str) -> bool:
             and name not in NOT_MODULE_CLASSES)
 
 
-def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
+_ALIAS_DEPTH = 4  # aliases of aliases, as deep as real code goes; a cycle stops there
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _default_parameters(function: FunctionInfo, expand: Expand) -> dict[str, v.Value]:
     """Parameters of a root: tensors unless annotated or defaulted as something else."""
     values: dict[str, v.Value] = {}
     node = function.node
@@ -357,14 +413,14 @@ def _default_parameters(function: FunctionInfo) -> dict[str, v.Value]:
         if first:
             values[first[0].name.value] = v.SELF
     for param in [*function.positional_params, *node.params.kwonly_params]:
-        values[param.name.value] = parameter_kind(param)
+        values[param.name.value] = parameter_kind(param, expand)
     for star in (node.params.star_arg, node.params.star_kwarg):
         if isinstance(star, cst.Param):
             values[star.name.value] = v.UNKNOWN  # whatever the caller passes: not known to be tensors
     return values
 
 
-def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
+def _parameters_from_sites(callee: FunctionInfo, sites: list, expand: Expand) -> dict[str, v.Value]:
     """A helper's parameters: the join of what its call sites pass; defaults where nothing is."""
     node = callee.node
     merged: dict[str, v.Value] = {}
@@ -375,7 +431,7 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
     positional = callee.positional_params
     by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
     for name, param in by_name.items():
-        declared = annotation_kind(param.annotation.annotation) if param.annotation is not None else None
+        declared = annotation_kind(param.annotation.annotation, expand) if param.annotation is not None else None
         if declared is not None:  # an annotation is better evidence than a guess at the call site
             merged[name] = declared
             continue
@@ -389,7 +445,7 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list) -> dict[str, v.Val
             elif site.spreads and param.default is None:
                 kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
             else:
-                kinds.append(parameter_kind(param))  # its default
+                kinds.append(parameter_kind(param, expand))  # its default
         value = kinds[0]
         for kind in kinds[1:]:
             value = v.join(value, kind)

@@ -91,13 +91,39 @@ class Container(Kind):
     items: tuple[Value, ...] | None = None
     keys: tuple[tuple[str, Value], ...] | None = None
     sort: str = ""  # "list", "tuple" or "dict" when known: what iterating it gives TorchDynamo
+    # What any element (a dict's any value) may be where positions and keys are not tracked: a
+    # list grown by `append`, a comprehension. None: not tracked.
+    elements: Value | None = None
 
 
 def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None,
-              sort: str = "", holds_tensors: bool = False) -> Container:
-    held = [*(items or ()), *(value for _, value in keys or ())]
+              sort: str = "", holds_tensors: bool = False, elements: Value | None = None) -> Container:
+    held = [*(items or ()), *(value for _, value in keys or ()), *([elements] if elements is not None else [])]
     holds_tensors = holds_tensors or any(value in (TENSOR, TENSORS) for value in held)
-    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys, sort=sort)
+    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys, sort=sort,
+                     elements=elements)
+
+
+def held(value: Value) -> Value | None:
+    """What any element (a dict's any value) of a container built in the code may be; None when
+    that is not tracked."""
+    if not isinstance(value, Container):
+        return None
+    parts = [*(value.items or ()), *(part for _, part in value.keys or ())]
+    if value.elements is not None:
+        parts.append(value.elements)
+    if not parts or (value.items is None and value.keys is None and value.elements is None):
+        return None
+    return functools.reduce(join, parts)
+
+
+def join_held(a: Value | None, b: Value | None) -> Value | None:
+    """`join` of what two containers hold; what one of them does not track stays untracked, but
+    for a value the analysis cannot tell, which is kept."""
+    if a is None or b is None:
+        known = a if b is None else b
+        return known if known == UNKNOWN else None
+    return join(a, b)
 
 
 def sort_of(value: Value) -> str:
@@ -123,7 +149,7 @@ def _join_containers(a: Value, b: Value) -> Value:
         if a.keys is not None and b.keys is not None and [k for k, _ in a.keys] == [k for k, _ in b.keys]:
             return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)), sort=sort)
         if sort:
-            return container(sort=sort, holds_tensors=TENSORS in (a, b))
+            return container(sort=sort, holds_tensors=TENSORS in (a, b), elements=join_held(held(a), held(b)))
     return TENSORS if TENSORS in (a, b) else OTHER
 
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
@@ -137,7 +163,7 @@ def identical(a: object, b: object) -> bool:
 
 def _exact(value: object) -> object:
     if isinstance(value, Container):
-        return (value.name, value.sort, _exact(value.items), _exact(value.keys))
+        return (value.name, value.sort, _exact(value.items), _exact(value.keys), _exact(value.elements))
     if isinstance(value, Kind):
         return value.name
     if isinstance(value, tuple):

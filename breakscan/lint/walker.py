@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 import libcst as cst
 
 from breakscan.lint import values as v
-from breakscan.lint.declared import annotation_kind
+from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings
@@ -144,6 +144,19 @@ class RegionContext:
 
     def value(self, node: cst.BaseExpression) -> v.Value:
         return self._walker.value(node)
+
+    def local_value(self, name: str) -> v.Value | None:
+        """What a name of this function (a parameter or a local) holds here; None for a global or
+        a builtin. A module imported inside the function is a Python value."""
+        walker = self._walker
+        if name in walker.local_imports:
+            return v.OTHER
+        return walker.bindings.get(name)
+
+    def self_is_module(self) -> bool:
+        """Whether `self` here is an nn.Module instance (its class is one, through scanned bases)."""
+        cls = self._walker.cls
+        return cls is not None and self._walker.project.is_module_class(cls)
 
     def is_passed_in(self, node: cst.BaseExpression) -> bool:
         """`node` names a parameter of this function not rebound before here: what the caller
@@ -311,6 +324,7 @@ class RegionWalker(cst.CSTVisitor):
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
+        self._expand = project.expander(function.module)
         self.loop_depth = 0
         self.try_depth = 0
         self._yielded: v.Value | None = None  # what the function's `yield`s give, if it has any
@@ -429,7 +443,7 @@ class RegionWalker(cst.CSTVisitor):
                 return v.MASK if isinstance(node.operator, cst.BitInvert) else v.TENSOR
             return inner if inner in v.NUMBERS else v.OTHER
         if isinstance(node, cst.BooleanOperation):
-            return v.join(self.value(node.left), self.value(node.right))
+            return v.join(self.value(node.left), self._value_narrowed_by(node.left, node.right, node.operator))
         if isinstance(node, cst.IfExp):
             outcome = self.compile_time_truth(node.test)
             if outcome is not None:
@@ -451,9 +465,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.container(keys=tuple(zip(keys, kinds)), sort="dict")
             return v.container(sort="dict", holds_tensors=any(k in (v.TENSOR, v.TENSORS) for k in kinds))
         if isinstance(node, cst.ListComp):
-            return v.container(sort="list", holds_tensors=self.value(node.elt) in (v.TENSOR, v.TENSORS))
+            return v.container(sort="list", elements=self.value(node.elt))
         if isinstance(node, cst.DictComp):
-            return v.container(sort="dict", holds_tensors=self.value(node.value) in (v.TENSOR, v.TENSORS))
+            return v.container(sort="dict", elements=self.value(node.value))
         if isinstance(node, (cst.GeneratorExp, cst.SetComp)):
             return v.TENSORS if self.value(node.elt) in (v.TENSOR, v.TENSORS) else v.OTHER
         if isinstance(node, cst.NamedExpr):
@@ -675,6 +689,8 @@ class RegionWalker(cst.CSTVisitor):
     def _element_of(value: v.Value) -> v.Value:
         if isinstance(value, v.Container) and value.items:
             return functools.reduce(v.join, value.items)
+        if isinstance(value, v.Container) and value.elements is not None and value.sort != "dict":
+            return value.elements
         if value in (v.TENSOR, v.TENSORS):
             return v.SOME_PATHS_TENSOR if v.on_some_paths(value) else v.TENSOR
         if value == v.SHAPE:
@@ -746,8 +762,7 @@ class RegionWalker(cst.CSTVisitor):
         """`x is not None and f(x)`: the right operand runs only where the left one is true (false
         for `or`), so it sees the names the left one pins down."""
         self.walk(node.left)
-        when_true, when_false = narrowings(node.left, self)
-        narrowed = when_true if isinstance(node.operator, cst.And) else when_false
+        narrowed = self._right_operand_narrowings(node.left, node.operator)
         if not narrowed:
             self.walk(node.right)
             return False
@@ -757,6 +772,24 @@ class RegionWalker(cst.CSTVisitor):
         restored = {name: value for name, value in self.bindings.items() if name not in narrowed}
         self._replace_bindings({**restored, **before})
         return False
+
+    def _right_operand_narrowings(self, left: cst.BaseExpression, operator: cst.BaseBooleanOp) -> dict[str, v.Value]:
+        when_true, when_false = narrowings(left, self)
+        return when_true if isinstance(operator, cst.And) else when_false
+
+    def _value_narrowed_by(self, left: cst.BaseExpression, right: cst.BaseExpression,
+                           operator: cst.BaseBooleanOp) -> v.Value:
+        """The value of an `and`/`or`'s right operand, which runs only where the left one is true
+        (false for `or`), with the names the left one pins down; the names stay as they are here."""
+        narrowed = self._right_operand_narrowings(left, operator)
+        if not narrowed:
+            return self.value(right)
+        saved = self.bindings, self._memo, self._qualnames
+        self.bindings, self._memo, self._qualnames = {**self.bindings, **narrowed}, {}, {}
+        try:
+            return self.value(right)
+        finally:
+            self.bindings, self._memo, self._qualnames = saved
 
     def _walk_branches(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
         """Each branch in its own environment, narrowed by the test (`isinstance`, `is None`, an
@@ -908,7 +941,7 @@ class RegionWalker(cst.CSTVisitor):
         result = self.result
         returned = (result.returns, result.return_items, result.passthrough, result._returns_seen, self._yielded)
         for parameter in _all_params(node.params):
-            self._set(parameter.name.value, _local_parameter_kind(parameter))
+            self._set(parameter.name.value, _local_parameter_kind(parameter, self._expand))
         self.walk(node.body)
         # Its `return`s and `yield`s are its own, not the enclosing function's.
         result.returns, result.return_items, result.passthrough, result._returns_seen, self._yielded = returned
@@ -919,7 +952,7 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_lambda(self, node: cst.Lambda) -> bool:
         outer = dict(self.bindings)  # its parameters are its own
         for parameter in _all_params(node.params):
-            self._set(parameter.name.value, _local_parameter_kind(parameter))
+            self._set(parameter.name.value, _local_parameter_kind(parameter, self._expand))
         self.walk(node.body)
         self._replace_bindings(outer)
         return False
@@ -935,10 +968,14 @@ class RegionWalker(cst.CSTVisitor):
             self.bind(target.target, kind, node.value)
 
     def _forget_items(self, holder: cst.BaseExpression, added: v.Value) -> None:
-        """A list or dict built here was changed in place: it holds what it held, or `added`."""
+        """A list or dict built here was changed in place: it holds what it held, or `added`; it
+        stays a list or a dict (what iterating it gives)."""
         if isinstance(holder, cst.Name) and isinstance(self.bindings.get(holder.value), v.Container):
             held = self.bindings[holder.value]
-            self._set(holder.value, v.TENSORS if v.TENSORS in (held, added) or added == v.TENSOR else v.OTHER)
+            empty = held.elements is None and (held.items == () or held.keys == ())
+            self._set(holder.value, v.container(sort=held.sort,
+                                                holds_tensors=v.TENSORS in (held, added) or added == v.TENSOR,
+                                                elements=added if empty else v.join_held(v.held(held), added)))
 
     def _after_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -950,6 +987,12 @@ class RegionWalker(cst.CSTVisitor):
             if v.is_mask(value) and not isinstance(node.operator, (cst.BitAndAssign, cst.BitOrAssign, cst.BitXorAssign)):
                 value = v.TENSOR  # `m *= 2` makes numbers of a mask; `keep &= other` keeps one
             self._set(node.target.value, value)
+
+    def _after_assert(self, node: cst.Assert) -> None:
+        """Past `assert edge_type is not None` (or an `isinstance`), the test held."""
+        when_true, _ = narrowings(node.test, self)
+        if when_true:
+            self._replace_bindings({**self.bindings, **when_true})
 
     def _after_namedexpr(self, node: cst.NamedExpr) -> None:
         self.bind(node.target, self.value(node.value))
@@ -974,7 +1017,9 @@ class RegionWalker(cst.CSTVisitor):
         if node.value is None:
             result._returns_seen = True
             return
-        result.returns = v.join(result.returns, self.value(node.value))
+        returned = self.value(node.value)
+        # The first `return` gives the value as it is (a container keeps what it holds).
+        result.returns = v.join(result.returns, returned) if result._returns_seen else returned
         items = None
         if isinstance(node.value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.value.elements):
             items = tuple(self.value(e.value) for e in node.value.elements)
@@ -1014,7 +1059,10 @@ class RegionWalker(cst.CSTVisitor):
     def _after_call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
-            added = functools.reduce(v.join, [self.value(a.value) for a in node.args], v.OTHER)
+            given = [self.value(a.value) for a in node.args]
+            if func.attr.value in ("extend", "update"):  # what the other container holds
+                given = [v.held(g) or g if isinstance(g, v.Container) else g for g in given]
+            added = functools.reduce(v.join, given, v.OTHER)
             self._forget_items(func.value, added)
         callee = self.project.resolve_call(self, node)
         if callee is None:
@@ -1115,7 +1163,8 @@ def always_leaves(block: cst.CSTNode) -> bool:
 
 
 # `isinstance(x, T)`: what x is in the branch where it holds.
-_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_CONTAINER_CLASSES = frozenset({f"builtins.{name}" for name in ("list", "tuple", "dict", "set", "frozenset")})
 _PYTHON_CLASSES = frozenset({f"builtins.{name}" for name in (
     "int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "frozenset", "complex", "slice")})
 
@@ -1151,22 +1200,36 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
             classes = test.args[1].value
             options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
             qualified = {walker.qualname(option) for option in options}
-            if qualified <= _TENSOR_CLASSES:
+            if qualified <= TENSOR_CLASSES:
                 current = walker.bindings.get(name, v.OTHER)
                 return {name: v.TENSOR}, {name: v.OTHER if current in (v.TENSOR, v.MAYBE_TENSOR) else current}
             if qualified <= _PYTHON_CLASSES:
+                current = walker.bindings.get(name, v.OTHER)
+                if qualified <= _CONTAINER_CLASSES and (current == v.TENSORS or isinstance(current, v.Container)):
+                    return {name: current}, {}  # a list of tensors is still one
+                if qualified <= _CONTAINER_CLASSES and current in (v.TENSOR, v.MAYBE_TENSOR, v.UNKNOWN):
+                    # Not the tensor it was taken for: a container of what, is not known.
+                    sorts = {q.rpartition(".")[2] for q in qualified if q is not None}
+                    sort = sorts.pop() if len(sorts) == 1 and sorts <= {"list", "tuple", "dict"} else ""
+                    return {name: v.container(sort=sort, elements=v.UNKNOWN)}, {}
                 return {name: v.OTHER}, {}
+            # Instances of other classes: `isinstance(edge_index, SparseTensor)` picks the
+            # union member that is not a tensor.
+            if None not in qualified and len(qualified) == len(options):
+                kinds = [walker.project.instance_value(q) for q in qualified if q is not None]
+                if kinds and None not in kinds:
+                    return {name: functools.reduce(v.join, [k for k in kinds if k is not None])}, {}
     if isinstance(test, cst.Call) and len(test.args) == 1 and isinstance(test.args[0].value, cst.Name):
         if walker.qualname(test.func) == "builtins.callable":
             return {test.args[0].value.value: v.OTHER}, {}
     return {}, {}
 
 
-def _local_parameter_kind(parameter: cst.Param) -> v.Value:
+def _local_parameter_kind(parameter: cst.Param, expand: Expand) -> v.Value:
     """A closure's or lambda's parameter: what its annotation or default says, else unknown (it
     takes whatever its caller passes, a hook's module and kwargs as much as a tensor)."""
     if parameter.annotation is not None:
-        declared = annotation_kind(parameter.annotation.annotation)
+        declared = annotation_kind(parameter.annotation.annotation, expand)
         if declared is not None:
             return declared
     literal = v.literal_kind(parameter.default) if parameter.default is not None else None
@@ -1199,6 +1262,7 @@ _AFTER = {
     cst.Assign: RegionWalker._after_assign,
     cst.AnnAssign: RegionWalker._after_annassign,
     cst.AugAssign: RegionWalker._after_augassign,
+    cst.Assert: RegionWalker._after_assert,
     cst.NamedExpr: RegionWalker._after_namedexpr,
     cst.WithItem: RegionWalker._after_withitem,
     cst.Import: RegionWalker._after_import,

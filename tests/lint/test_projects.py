@@ -30,6 +30,7 @@ ENTRIES = {
     "src_layout": "src/detector/head.py",  # src/ layout, relative imports, a re-export through __init__.py
     "config_src": "app/train.py",  # `src = ["lib"]` in config; an import nothing resolves
     "scripts": "model.py",  # `import helpers` beside a script
+    "type_aliases": "model.py",  # annotations naming type aliases another module defines
 }
 
 

@@ -514,3 +514,29 @@ def test_a_tensor_after_some_branches_only_gives_a_warning_that_says_so(tmp_path
     found = [(f.line, f.rule, f.severity) for f in outcome.findings]
     assert found == [(9, "BS201", "warning"), (12, "BS201", "error"), (15, "BS201", "warning")]
     assert "where `s` is a tensor: it is one after some branches only" in outcome.findings[0].message
+
+
+def test_an_eager_comprehension_breaks_only_when_its_frame_holds_torch(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from elsewhere import lookup
+
+        def helper(x):
+            torch._dynamo.graph_break()
+            return x + 1
+
+        @torch.compile
+        def fn(x, keys: list[str]):
+            order = list(range(len(keys)))
+            order.insert(0, order.pop())
+            table = lookup(keys)
+            for _ in range(2):
+                x = helper(x)
+            names = [keys[i] for i in order]
+            scaled = [x * i for i in order]
+            looked_up = [table[i] for i in order]
+            return names, scaled, looked_up
+    """))
+    found = [(f.line, f.rule, f.severity) for f in outcome.findings if f.rule == "BS207"]
+    assert found == [(16, "BS207", "error"), (17, "BS207", "warning")]
+    assert "if `table` is a tensor" in outcome.findings[-1].message

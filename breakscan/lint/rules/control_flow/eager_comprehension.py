@@ -1,7 +1,9 @@
 import libcst as cst
 
+from breakscan.lint import catalogue
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import find_nodes, subtree_ids
 
 
 class EagerComprehension(Rule):
@@ -27,6 +29,12 @@ class EagerComprehension(Rule):
     step ("Missing tp_iternext", GB4347). The comprehension breaks on every call, on top of the
     break that made the code eager. A comprehension over a `range` or a tuple is stepped fine; in
     code TorchDynamo resumes normally the comprehension is traced with its function.
+
+    TorchDynamo compiles a frame only when it sees torch in it: a name the comprehension reads
+    from the function holding a tensor, an nn.Module (`self` in a module's method) or a list,
+    tuple or dict of tensors, or a global naming a torch module (or a NumPy one). A comprehension
+    over Python values alone (`[names[i] for i in order]`) runs eagerly and does not break. When
+    a name it reads holds a value breakscan cannot tell, the finding is a warning that names it.
 
     ## Example
     ```python
@@ -58,6 +66,7 @@ class EagerComprehension(Rule):
             @torch.compile
             def fn(x):
                 order = [1, 2]
+                order.insert(0, order.pop())
                 try:
                     y = helper(x)
                     zs = [y * i for i in order]  # break
@@ -112,6 +121,21 @@ class EagerComprehension(Rule):
                     pass
                 return zs
         """),
+        Example("""
+            import torch
+
+            def helper(x):
+                torch._dynamo.graph_break()  # break (another rule)
+                return x + 1
+
+            @torch.compile
+            def fn(x):
+                names = ["a", "b"]
+                order = [1, 0]
+                for _ in range(2):
+                    x = helper(x)
+                return x, [names[i] for i in order]
+        """),
     )
 
     def on_ListComp(self, node: cst.ListComp, ctx) -> None:
@@ -128,8 +152,55 @@ class EagerComprehension(Rule):
         if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
                 and iterable.func.attr.value in _DICT_VIEWS and not iterable.args):
             iterable = iterable.func.value  # `d.items()`: its iterator is the dict's kind too
-        if v.sort_of(ctx.value(iterable)) in ("list", "dict"):
+        if v.sort_of(ctx.value(iterable)) not in ("list", "dict"):
+            return
+        traced, unsure = _compiled_frame(node, ctx)
+        if traced:
             ctx.report(self, node, only_if_eager=True)
+        elif unsure is not None:
+            ctx.report(self, node, only_if_eager=True, unknown=unsure)
 
 
 _DICT_VIEWS = frozenset({"items", "keys", "values"})
+
+
+def _compiled_frame(node: cst.ListComp | cst.SetComp | cst.DictComp, ctx) -> tuple[bool, cst.Name | None]:
+    """Whether TorchDynamo compiles the comprehension's own frame, and else the name that decides
+    it when its value is not known. It compiles a frame only when it sees torch there
+    (`has_tensor_in_frame`): a global naming a torch (or, tracing NumPy, a NumPy) module, or a
+    local holding a tensor, an nn.Module or a list, tuple or dict of tensors. The comprehension's
+    locals are the function's names it reads; the iterable of its first `for` is not one (the
+    function evaluates it and passes an iterator)."""
+    outside = subtree_ids(node.for_in.iter)
+    outside |= {id(a.attr) for a in find_nodes(node, (cst.Attribute,))}
+    outside |= {id(a.keyword) for a in find_nodes(node, (cst.Arg,)) if a.keyword is not None}
+    own = {n.value for comp in find_nodes(node, (cst.CompFor,)) for n in find_nodes(comp.target, (cst.Name,))}
+    unsure = None
+    for name in find_nodes(node, (cst.Name,)):
+        if id(name) in outside or name.value in own:
+            continue
+        value = ctx.local_value(name.value)
+        if value is None:
+            module = ctx.qualname(name)
+            if module and catalogue.is_library_module(module) and (
+                    not module.startswith("numpy") or ctx.dynamo.enabled("trace_numpy")):
+                return True, None
+            continue
+        holds = _holds_torch(value, ctx)
+        if holds:
+            return True, None
+        if holds is None and unsure is None:
+            unsure = name
+    return False, unsure
+
+
+def _holds_torch(value: v.Value, ctx) -> bool | None:
+    """What `has_tensor_in_frame` finds in a local: a tensor, a module, or a container of them;
+    None when the value is not known."""
+    if isinstance(value, v.ModuleValue) or (value == v.SELF and ctx.self_is_module()) or (
+            isinstance(value, v.Kind) and (value.family or value.name) in ("tensor", "tensors")):
+        return True
+    if value in (v.UNKNOWN, v.MAYBE_TENSOR):
+        return None
+    inside = v.held(value)
+    return False if inside is None else _holds_torch(inside, ctx)
