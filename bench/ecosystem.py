@@ -35,6 +35,8 @@ e.g. a `git worktree` of the commit to compare with), matches findings and break
   inside its span: the eager run records the position of every instruction, so the right operand of a
   short-circuited `and` on a line that ran does not count) and is not a break site is a false alarm;
   one on code that never ran is not counted; true / all findings on code that ran;
+- error precision: the same for `error` findings alone (what a hook with `fail-on = "error"` blocks
+  on; a `warning` says what the analysis is unsure of);
 - false alarms per executed kloc (lines that ran / 1000).
 
 Every false alarm and missed site goes to bench/ecosystem/details.txt, the first `--top` on stdout.
@@ -353,6 +355,10 @@ def score(truth: dict, findings: list[dict]) -> dict:
             ran_lines.add((finding["path"], finding["line"]))
     on_ran = [(key, rules) for key, rules in by_line.items() if key in ran_lines]
     true = sum(len(rules) for key, rules in on_ran if key in sites or key in spanned)
+    # The same for `error` findings alone: what a hook with `fail-on = "error"` blocks on.
+    errors = {(f["path"], f["line"], f["rule"]) for f in findings if f["severity"] == "error"
+              and (f["path"], f["line"]) in ran_lines}
+    true_errors = sum(1 for path, line, _ in errors if (path, line) in sites or (path, line) in spanned)
     false_alarms = {f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
                     for (path, line), rules in on_ran if (path, line) not in sites and (path, line) not in spanned
                     for rule in sorted(rules)}
@@ -372,6 +378,9 @@ def score(truth: dict, findings: list[dict]) -> dict:
         "true": true,
         "false_alarms": len(false_alarms),
         "precision": ratio(true, on_executed),
+        "errors_on_executed": len(errors),
+        "true_errors": true_errors,
+        "error_precision": ratio(true_errors, len(errors)),
         "false_alarms_per_kloc": round(1000 * len(false_alarms) / executed_lines, 3) if executed_lines else None,
         "false_alarm_sites": false_alarms,
         "found_sites": {site_key(key, sites[key]): sorted(sites[key]["models"]) for key in sorted(found)},
@@ -395,10 +404,11 @@ def ratio(part: int, whole: int) -> float | None:
 
 def totals(per_library: dict[str, dict]) -> dict:
     counts = ("models", "skipped", "executed_lines", "sites", "found", "findings", "findings_on_executed", "true",
-              "false_alarms")
-    total = {key: sum(figures[key] for figures in per_library.values()) for key in counts}
+              "false_alarms", "errors_on_executed", "true_errors")
+    total = {key: sum(figures.get(key, 0) for figures in per_library.values()) for key in counts}
     total["recall"] = ratio(total["found"], total["sites"])
     total["precision"] = ratio(total["true"], total["findings_on_executed"])
+    total["error_precision"] = ratio(total["true_errors"], total["errors_on_executed"])
     lines = total["executed_lines"]
     total["false_alarms_per_kloc"] = round(1000 * total["false_alarms"] / lines, 3) if lines else None
     return total
@@ -406,7 +416,8 @@ def totals(per_library: dict[str, dict]) -> dict:
 
 # the report --------------------------------------------------------------------------------------
 
-COLUMNS = [("recall", "recall"), ("precision", "precision"), ("FA/kloc", "false_alarms_per_kloc"),
+COLUMNS = [("recall", "recall"), ("precision", "precision"), ("err. prec.", "error_precision"),
+           ("FA/kloc", "false_alarms_per_kloc"),
            ("sites", "sites"), ("found", "found"), ("true", "true"), ("false al.", "false_alarms"),
            ("exec lines", "executed_lines"), ("findings", "findings"), ("models", "models"), ("skipped", "skipped")]
 

@@ -99,8 +99,12 @@ class Container(Kind):
 def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None,
               sort: str = "", holds_tensors: bool = False, elements: Value | None = None) -> Container:
     held = [*(items or ()), *(value for _, value in keys or ()), *([elements] if elements is not None else [])]
-    holds_tensors = holds_tensors or any(value in (TENSOR, TENSORS) for value in held)
-    return Container((TENSORS if holds_tensors else OTHER).name, items=items, keys=keys, sort=sort,
+    tensors = [value for value in held if value in (TENSOR, TENSORS)]
+    if tensors and all(on_some_paths(value) for value in tensors) and not holds_tensors:
+        # It holds tensors only where they were reached on some paths.
+        return Container(SOME_PATHS_TENSORS.name, family=TENSORS.name, items=items, keys=keys, sort=sort,
+                         elements=elements)
+    return Container((TENSORS if holds_tensors or tensors else OTHER).name, items=items, keys=keys, sort=sort,
                      elements=elements)
 
 
@@ -250,6 +254,14 @@ def join_branches(a: Value, b: Value) -> Value:
 
 def on_some_paths(value: Value) -> bool:
     return isinstance(value, Kind) and value.name in (SOME_PATHS_TENSOR.name, SOME_PATHS_TENSORS.name)
+
+
+def on_some_paths_only(value: Value) -> Value:
+    """A tensor (or tensors) derived from values that are tensors on some paths only."""
+    if isinstance(value, Container):
+        return value if value != TENSORS else Container(SOME_PATHS_TENSORS.name, family=TENSORS.name, items=value.items,
+                                                        keys=value.keys, sort=value.sort, elements=value.elements)
+    return SOME_PATHS_TENSOR if value == TENSOR else SOME_PATHS_TENSORS if value == TENSORS else value
 
 
 def literal_kind(node: cst.BaseExpression) -> Kind | None:

@@ -223,13 +223,15 @@ class RegionContext:
         )
 
     def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:
-        """The first expression under `node` whose value is a tensor after some branches only."""
+        """The expression under `node` whose value is a tensor after some branches only and that
+        the others are computed from (`index` in `index.max().item()`)."""
         walker = self._walker
         # Not below a block: a finding on a statement rests on its header, not on its body.
+        found = None
         for part in find_nodes(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript), prune=_BLOCKS):
             if v.on_some_paths(walker.value(part)):
-                return part
-        return None
+                found = part  # the deepest one comes last
+        return found
 
     def kinds_at(self, node: cst.CSTNode) -> tuple[tuple[str, str], ...]:
         """The value kinds known at `node`, as plain data for the fixes: each local name's, and the
@@ -324,6 +326,7 @@ class RegionWalker(cst.CSTVisitor):
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
+        self.rebound: set[str] = set()  # names bound since the innermost `if` being walked began
         self._expand = project.expander(function.module)
         self.loop_depth = 0
         self.try_depth = 0
@@ -378,8 +381,30 @@ class RegionWalker(cst.CSTVisitor):
         key = id(node)
         found = self._memo.get(key) or self._scoped.get(key)
         if found is None:
-            found = self._memo[key] = self._compute_value(node)
+            found = self._compute_value(node)
+            if found in (v.TENSOR, v.TENSORS) and not v.on_some_paths(found) and self._derived_on_some_paths(node):
+                found = v.on_some_paths_only(found)
+            self._memo[key] = found
         return found
+
+    def _derived_on_some_paths(self, node: cst.BaseExpression) -> bool:
+        """Whether a tensor computed from its operands (`i % j`, `d[0]`, `s.sum()`) is one only
+        where an operand is a tensor on some paths, no operand being a tensor on every path."""
+        if isinstance(node, cst.BinaryOperation):
+            operands = [node.left, node.right]
+        elif isinstance(node, cst.Comparison):
+            operands = [node.left, *(c.comparator for c in node.comparisons)]
+        elif isinstance(node, cst.UnaryOperation):
+            operands = [node.expression]
+        elif isinstance(node, (cst.Subscript, cst.Attribute)):
+            operands = [node.value]
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            operands = [node.func.value]  # a method of it; `torch.tensor(d)` is a tensor on every path
+        else:
+            return False
+        values = [self.value(operand) for operand in operands]
+        return any(v.on_some_paths(value) for value in values) and not any(
+            value in (v.TENSOR, v.TENSORS) and not v.on_some_paths(value) for value in values)
 
     def _compute_value(self, node: cst.BaseExpression) -> v.Value:
         if isinstance(node, cst.Name):
@@ -682,6 +707,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _set(self, name: str, value: v.Value) -> None:
         self.bindings[name] = value
+        self.rebound.add(name)
         self._parameter_positions.pop(name, None)  # rebound: no longer what the caller passed
         self._forget()
 
@@ -797,6 +823,7 @@ class RegionWalker(cst.CSTVisitor):
         leaves (`return`, `raise`, `continue`, `break`) leaves only the other's bindings behind."""
         before = dict(self.bindings)
         when_true, when_false = narrowings(test, self)
+        outer_rebound, self.rebound = self.rebound, set()
         self._replace_bindings({**before, **when_true})
         self._walk_conditionally(Branch(test, True), body)
         after_body, body_leaves = self.bindings, always_leaves(body)
@@ -809,7 +836,13 @@ class RegionWalker(cst.CSTVisitor):
         elif else_leaves and not body_leaves:
             self._replace_bindings(after_body)
         else:
-            self._replace_bindings(_joined(after_body, after_else, v.join_branches))
+            joined = _joined(after_body, after_else, v.join_branches)
+            # A name the test only narrowed (`if mask is not None: ...` leaving `mask` alone) is
+            # again what it was: both branches go on with the same value.
+            joined.update({name: before[name] for name in {**when_true, **when_false}
+                           if name in before and name not in self.rebound})
+            self._replace_bindings(joined)
+        self.rebound |= outer_rebound
 
     def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
         self.conditions.append(branch)

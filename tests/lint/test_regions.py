@@ -540,3 +540,35 @@ def test_an_eager_comprehension_breaks_only_when_its_frame_holds_torch(tmp_path)
     found = [(f.line, f.rule, f.severity) for f in outcome.findings if f.rule == "BS207"]
     assert found == [(16, "BS207", "error"), (17, "BS207", "warning")]
     assert "if `table` is a tensor" in outcome.findings[-1].message
+
+
+def test_what_is_computed_from_a_tensor_on_some_paths_is_one_on_those_paths_too(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import numpy as np
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self, scales=None):
+                super().__init__()
+                self.scales = scales
+
+            def factors(self):
+                if self.scales is None:
+                    found = [2] * 3
+                else:
+                    found = list(np.prod(np.array(self.scales), axis=0))
+                return found
+
+            def forward(self, x, mask: torch.Tensor | None = None):
+                valid = [i % j == 0 for i, j in zip(x.shape[2:], self.factors())]
+                if not all(valid):
+                    raise ValueError("bad shape")
+                if mask is not None:
+                    x = x * mask
+                if mask is None:
+                    return x
+                return x[:int(mask.sum())]
+    """))
+    found = [(f.line, f.rule, f.severity) for f in outcome.findings]
+    assert found == [(18, "BS205", "warning"), (24, "BS103", "error")]
+    assert "it is one after some branches only" in outcome.findings[0].message
