@@ -549,6 +549,44 @@ MONAI = [
 ]
 
 
+# torchdiffeq --------------------------------------------------------------------------------------
+
+class _ODEFunc(torch.nn.Module):
+    """dy/dt = f(t, y): a small MLP, as in torchdiffeq's examples."""
+
+    def __init__(self, size: int = 4):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(size, 16), torch.nn.Tanh(), torch.nn.Linear(16, size))
+
+    def forward(self, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.net(y)
+
+
+def _odeint(method: str, adjoint: bool = False, **options: Any) -> Built:
+    import torchdiffeq
+
+    solve = torchdiffeq.odeint_adjoint if adjoint else torchdiffeq.odeint
+    func = _ODEFunc()
+
+    def integrate(y0: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return solve(func, y0, t, method=method, rtol=1e-3, atol=1e-4, **options)
+
+    return integrate, (torch.randn(2, 4), torch.linspace(0.0, 1.0, 5)), {}
+
+
+TORCHDIFFEQ = [
+    Spec("dopri5", partial(_odeint, "dopri5")),
+    Spec("dopri8", partial(_odeint, "dopri8")),
+    Spec("bosh3", partial(_odeint, "bosh3")),
+    Spec("adaptive_heun", partial(_odeint, "adaptive_heun")),
+    Spec("rk4", partial(_odeint, "rk4", options={"step_size": 0.25})),
+    Spec("euler", partial(_odeint, "euler", options={"step_size": 0.25})),
+    Spec("midpoint", partial(_odeint, "midpoint")),
+    Spec("implicit_adams", partial(_odeint, "implicit_adams", options={"step_size": 0.25})),
+    Spec("dopri5_adjoint", partial(_odeint, "dopri5", adjoint=True)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -557,4 +595,5 @@ MODELS: dict[str, list[Spec]] = {
     "vector-quantize-pytorch": VECTOR_QUANTIZE,
     "torch-geometric": TORCH_GEOMETRIC,
     "monai": MONAI,
+    "torchdiffeq": TORCHDIFFEQ,
 }

@@ -178,7 +178,9 @@ class Project:
         """What an instance of the class `qualified` is: a module for an nn.Module class, unknown
         for a scanned subclass of torch.Tensor, another Python value for any other scanned
         class or builtin, unknown for a class from a package not scanned (it may subclass torch.Tensor);
-        None for torch's and NumPy's own classes, which `isinstance` tests elsewhere."""
+        None for torch's and NumPy's other classes, which `isinstance` tests elsewhere."""
+        if qualified in MODULE_BASES:
+            return v.ModuleValue(frozenset({qualified}))
         if qualified.partition(".")[0] in ("torch", "numpy"):
             return None
         if qualified.startswith("builtins."):
