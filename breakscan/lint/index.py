@@ -209,6 +209,8 @@ class ModuleIndex:
     # by the function's qualified name (what recompile rules read about how code is called).
     varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
+    # Module-level tables of classes (`SOLVERS = {"dopri5": Dopri5Solver, ...}`): their qualified names.
+    class_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
@@ -266,6 +268,12 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             _is_type_expression(index, node.value) or (isinstance(node, cst.AnnAssign) and index.qualify(
                 dotted_name(node.annotation.annotation)) in ("typing.TypeAlias", "typing_extensions.TypeAlias"))):
         index.type_aliases[targets[0].value] = node.value  # only read where an annotation names it
+    if isinstance(node.value, cst.Dict) and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
+            node.value.elements):
+        named = [index.qualify(dotted_name(e.value)) if isinstance(e, cst.DictElement) else None
+                 for e in node.value.elements]
+        if all(named):
+            index.class_tables[targets[0].value] = tuple(name for name in named if name)
     called = ""
     aliased = _aliased(index, node.value) if node.value is not None else None
     if isinstance(node.value, cst.Call) and aliased is None:

@@ -209,32 +209,53 @@ class Project:
 
     # -- calls -----------------------------------------------------------------------------
     def resolve_call(self, walker: RegionWalker, call: cst.Call) -> FunctionInfo | None:
+        """The function a call runs; the first of them when it may run several."""
+        found = self.resolve_calls(walker, call)
+        return found[0] if found else None
+
+    def resolve_calls(self, walker: RegionWalker, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
+        """Every function a call may run: a method of each class the object may be built from
+        (`solver.integrate(t)` after `solver = SOLVERS[name](...)`); with `constructors`, also
+        the `__init__` that building an object of a scanned class runs."""
         func = call.func
         if isinstance(func, cst.Attribute):
             base = func.value
             if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.defining_cls is not None:
                 found = self.method(self.class_lineage(walker.defining_cls)[1:], func.attr.value)
-                return self.bound(found, walker.cls) if found is not None else None
+                return [self.bound(found, walker.cls)] if found is not None else []
             base_value = walker.value(base)
-            if base_value == v.SELF or isinstance(base_value, v.ModuleValue):
-                classes = walker._classes_of(base_value)
-                found = self.method(classes, func.attr.value)
+            if base_value == v.SELF:
+                found = self.method(walker._classes_of(base_value), func.attr.value)
                 if found is not None:
-                    return self.bound(found, walker.cls) if base_value == v.SELF else found
+                    return [self.bound(found, walker.cls)]
+            elif isinstance(base_value, v.ModuleValue):
+                methods = self._methods_of(base_value, func.attr.value)
+                if methods:
+                    return methods
         value = walker.value(func)
         if isinstance(value, v.ModuleValue):
             # Calling an nn.Module runs its forward; calling any other object runs its __call__.
             classes = walker._classes_of(value)
-            if any(self.is_module_class(info) for info in classes):
-                return self.method(classes, "forward")
-            return self.method(classes, "__call__")
+            return self._methods_of(value, "forward" if any(self.is_module_class(info) for info in classes)
+                                    else "__call__")
+        built = walker.built_classes(func) if constructors else ()
+        if built:
+            return [init for name in built for init in self._methods_of(v.ModuleValue(frozenset({name})), "__init__")]
         qualified = walker.qualname(func)
-        if qualified is None:
-            return None
-        found_function = self.find_function(qualified)
-        if found_function is not None:
-            return found_function
-        return None
+        found_function = self.find_function(qualified) if qualified else None
+        return [found_function] if found_function is not None else []
+
+    def _methods_of(self, instance: v.ModuleValue, name: str) -> list[FunctionInfo]:
+        """The method `name` of each class an object may be built from, bound to that class."""
+        found: list[FunctionInfo] = []
+        for qualified in sorted(instance.classes):
+            info = self.find_class(qualified)
+            method = self.method(self.class_lineage(info), name) if info is not None else None
+            if method is not None:
+                bound = self.bound(method, info) if len(instance.classes) > 1 else method
+                if all(bound.key != known.key for known in found):
+                    found.append(bound)
+        return found
 
     def passthrough(self, function: FunctionInfo) -> frozenset[int] | None:
         return self._passthrough.get(function.key)

@@ -500,6 +500,9 @@ class RegionWalker(cst.CSTVisitor):
         return v.OTHER
 
     def _attribute_value(self, node: cst.Attribute) -> v.Value:
+        own = self._own_attribute(node)
+        if own is not None and own in self.bindings:
+            return self.bindings[own]
         attr = node.attr.value
         base = self.value(node.value)
         if base == v.SELF or isinstance(base, v.ModuleValue):
@@ -594,13 +597,18 @@ class RegionWalker(cst.CSTVisitor):
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
             if base == v.UNKNOWN:
                 return v.UNKNOWN
-        callee = self.project.resolve_call(self, node)
-        if callee is not None:
-            self.result.summaries_read.update(((callee.key, "passthrough"), (callee.key, "returns")))
-            passed = self.project.passthrough(callee)
-            if passed is not None:
-                return self._passed_through(node, callee, passed)
-            return self.project.return_value(callee)
+        callees = self.project.resolve_calls(self, node)
+        if callees:
+            returned = []
+            for callee in callees:
+                self.result.summaries_read.update(((callee.key, "passthrough"), (callee.key, "returns")))
+                passed = self.project.passthrough(callee)
+                returned.append(self._passed_through(node, callee, passed) if passed is not None
+                                else self.project.return_value(callee))
+            return functools.reduce(v.join, returned)
+        built = self.built_classes(func)
+        if built:
+            return v.ModuleValue(frozenset(built))
         qualified = self.qualname(func)
         if qualified:
             if qualified.startswith("torch."):
@@ -617,15 +625,25 @@ class RegionWalker(cst.CSTVisitor):
                 return v.container(sort=v.BUILT_SORT[qualified], holds_tensors=tensor_argument)
             if qualified in v.CONTAINER_BUILTINS:
                 return v.TENSORS if tensor_argument else v.OTHER
-            found = self.project.find_class(qualified)
-            if found is not None:
-                return v.ModuleValue(frozenset({qualified}))
             if self._imported(func):
                 return v.UNKNOWN  # an import the analysis cannot read: never guessed to be a tensor
         called = self.value(func)
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def built_classes(self, func: cst.BaseExpression) -> tuple[str, ...]:
+        """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), or
+        each class of a module-level table of them (`SOLVERS[name](...)`)."""
+        if isinstance(func, cst.Subscript):
+            qualified = self.qualname(func.value)
+            owner, _, name = (qualified or "").rpartition(".")
+            module = self.project.find_module(owner) if owner else None
+            names = module.class_tables.get(name, ()) if module is not None else ()
+            found = tuple(n for n in names if self.project.find_class(n) is not None)
+            return tuple(dict.fromkeys(found)) if found and len(found) == len(names) else ()
+        qualified = self.qualname(func)
+        return (qualified,) if qualified and self.project.find_class(qualified) is not None else ()
 
     def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], frozenset[str]]:
         """The kinds of a call's positional arguments, and its keywords' names."""
@@ -673,6 +691,15 @@ class RegionWalker(cst.CSTVisitor):
                     self.bind(element.value, self._element_of(value))
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
+        elif (key := self._own_attribute(target)) is not None:
+            self._set(key, value)  # `self.step_t = step_t`: read back as such further on
+
+    def _own_attribute(self, node: cst.BaseExpression) -> str | None:
+        """`self.attr` on the object the method runs on, as the name its value is bound under."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and (
+                self.bindings.get(node.value.value) == v.SELF):
+            return f"{node.value.value}.{node.attr.value}"
+        return None
 
     def _returned_parameters(self, value: cst.BaseExpression | None) -> frozenset[int] | None:
         """Positions of the parameters a `return` may hand back as they came; None if it may return
@@ -1097,14 +1124,16 @@ class RegionWalker(cst.CSTVisitor):
                 given = [v.held(g) or g if isinstance(g, v.Container) else g for g in given]
             added = functools.reduce(v.join, given, v.OTHER)
             self._forget_items(func.value, added)
-        callee = self.project.resolve_call(self, node)
-        if callee is None:
+        callees = self.project.resolve_calls(self, node, constructors=True)
+        if not callees:
             return
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
-        self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
-                                          in_try=self.try_depth > 0,
-                                          order=next(self.events), spreads=any(a.star for a in node.args)))
+        order = next(self.events)
+        for callee in callees:
+            self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
+                                              in_try=self.try_depth > 0, order=order,
+                                              spreads=any(a.star for a in node.args)))
 
 
 def _joined(first: dict[str, v.Value], second: dict[str, v.Value],

@@ -572,3 +572,39 @@ def test_what_is_computed_from_a_tensor_on_some_paths_is_one_on_those_paths_too(
     found = [(f.line, f.rule, f.severity) for f in outcome.findings]
     assert found == [(18, "BS205", "warning"), (24, "BS103", "error")]
     assert "it is one after some branches only" in outcome.findings[0].message
+
+
+def test_a_table_of_classes_dispatches_to_each_class_and_building_one_runs_its_init(tmp_path):
+    # `self.offset` set in a method is read back with the value it was given there.
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Solver:
+            def integrate(self, t):
+                return t
+
+        class Adaptive(Solver):
+            def __init__(self, y0):
+                self.scale = float(y0.abs().max())
+
+            def integrate(self, t):
+                self.offset = t * 2
+                if self.offset.sum() > 0:
+                    return t
+                return self.offset
+
+        class Fixed(Solver):
+            def integrate(self, t):
+                if t.sum() > 0:
+                    return t
+                return -t
+
+        SOLVERS = {"adaptive": Adaptive, "fixed": Fixed}
+
+        @torch.compile
+        def solve(y0, t, method: str):
+            solver = SOLVERS[method](y0)
+            return solver.integrate(t)
+    """))
+    found = sorted((f.line, f.rule) for f in outcome.findings)
+    assert found == [(9, "BS103"), (13, "BS201"), (19, "BS201")]
