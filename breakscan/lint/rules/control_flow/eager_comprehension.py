@@ -114,27 +114,15 @@ class EagerComprehension(Rule):
 
             @torch.compile
             def fn(x):
+                names = ["a", "b"]
+                order = [1, 0]
                 try:
                     y = helper(x)
                     zs = [y * i for i in range(3)]
+                    picked = [names[i] for i in order]
                 finally:
                     pass
-                return zs
-        """),
-        Example("""
-            import torch
-
-            def helper(x):
-                torch._dynamo.graph_break()  # break (another rule)
-                return x + 1
-
-            @torch.compile
-            def fn(x):
-                names = ["a", "b"]
-                order = [1, 0]
-                for _ in range(2):
-                    x = helper(x)
-                return x, [names[i] for i in order]
+                return zs, picked
         """),
     )
 
