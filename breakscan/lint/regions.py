@@ -108,7 +108,10 @@ class Project:
                 if not qualified or qualified == dotted:
                     return dotted
                 owner, _, name = qualified.rpartition(".")
-                source = self.find_module(owner) if depth < _ALIAS_DEPTH and owner else None
+                # Not torch's, the standard library's or NumPy's own names: reading their modules
+                # to look for aliases would load torch/__init__.py into every unit.
+                library = owner.partition(".")[0] in _NOT_ALIAS_SOURCES
+                source = self.find_module(owner) if depth < _ALIAS_DEPTH and owner and not library else None
                 if source is not None and name in source.type_aliases:
                     return expand(_code(source.type_aliases[name]), source, depth + 1)
                 return qualified if qualified.startswith("torch.") and name != dotted.rpartition(".")[2] else dotted
@@ -421,6 +424,7 @@ def _is_torch_module_base(name: str) -> bool:
 
 _ALIAS_DEPTH = 4  # aliases of aliases, as deep as real code goes; a cycle stops there
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+_NOT_ALIAS_SOURCES = frozenset({"torch", "typing", "typing_extensions", "collections", "builtins", "numpy"})
 
 
 def _code(node: cst.CSTNode) -> str:
