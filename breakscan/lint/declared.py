@@ -54,7 +54,7 @@ def _declared(node: cst.BaseExpression) -> v.Value | None:
             return _union(members)
         if generic == "Annotated" and members:
             return _declared(members[0])
-        if generic in _CONTAINERS:
+        if generic in CONTAINER_GENERICS:
             return v.TENSORS if any(_declared(m) in (v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS)
                                     for m in members) else v.OTHER
         return v.OTHER  # `Callable[...]`, `Literal[...]`, `Type[...]`, a user generic
@@ -81,7 +81,7 @@ def _union(members: list[cst.BaseExpression]) -> v.Value | None:
 
 
 # Generic containers: a value annotated with one holds tensors when a member type is one.
-_CONTAINERS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Sequence", "Mapping", "MutableMapping",
+CONTAINER_GENERICS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Sequence", "Mapping", "MutableMapping",
                          "Iterable", "Iterator", "Set", "set", "FrozenSet", "frozenset", "OrderedDict", "DefaultDict",
                          "defaultdict", "MutableSequence", "Collection", "Deque", "deque"})
 _ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}

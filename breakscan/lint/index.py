@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar, overload
 
 import libcst as cst
 
-from breakscan.lint.declared import parameter_kind
+from breakscan.lint.declared import CONTAINER_GENERICS, parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
 from breakscan.lint.traverse import find_nodes, walk
@@ -290,9 +290,7 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
 
 
 # Generic types whose subscription makes a type alias (`Union[...]`, `list[...]`).
-_GENERICS = frozenset({"Union", "Optional", "List", "Dict", "Tuple", "Sequence", "Mapping", "MutableMapping",
-                       "Iterable", "Iterator", "Set", "FrozenSet", "Type", "Callable", "Literal", "Annotated",
-                       "OrderedDict", "DefaultDict", "list", "dict", "tuple", "set", "frozenset", "type"})
+_GENERICS = CONTAINER_GENERICS | {"Union", "Optional", "Type", "type", "Callable", "Literal", "Annotated"}
 
 
 def _is_type_expression(index: ModuleIndex, value: cst.BaseExpression) -> bool:
@@ -302,9 +300,9 @@ def _is_type_expression(index: ModuleIndex, value: cst.BaseExpression) -> bool:
         return qualified.rpartition(".")[2] in _GENERICS and qualified.partition(".")[0] in (
             "typing", "typing_extensions", "collections", "builtins")
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.BitOr):
-        return all(_is_type_expression(index, side) or (isinstance(side, (cst.Name, cst.Attribute)) and (
-            dotted_name(side) == "None" or (dotted_name(side) or "x")[:1].isupper() or "." in (dotted_name(side) or "")))
-            for side in (value.left, value.right))
+        # `Tensor | None`; flags OR-ed together look the same, but only an annotation reads an alias.
+        return all(_is_type_expression(index, side) or isinstance(side, (cst.Name, cst.Attribute))
+                   for side in (value.left, value.right))
     return False
 
 

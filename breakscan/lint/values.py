@@ -116,7 +116,7 @@ def held(value: Value) -> Value | None:
     parts = [*(value.items or ()), *(part for _, part in value.keys or ())]
     if value.elements is not None:
         parts.append(value.elements)
-    if not parts or (value.items is None and value.keys is None and value.elements is None):
+    if not parts:
         return None
     return functools.reduce(join, parts)
 
