@@ -587,6 +587,52 @@ TORCHDIFFEQ = [
 ]
 
 
+# pytorch-metric-learning ---------------------------------------------------------------------------
+
+def _embeddings() -> tuple[torch.Tensor, torch.Tensor]:
+    """16 embeddings of size 8 in 4 classes, each class present (miners need positives)."""
+    return torch.nn.functional.normalize(torch.randn(16, 8), dim=1), torch.arange(16) % 4
+
+
+def _metric_loss(name: str, miner: str | None = None, **options: Any) -> Built:
+    from pytorch_metric_learning import losses, miners
+
+    loss = getattr(losses, name)(**options)
+    if miner is None:
+        return loss, _embeddings(), {}
+    mine = getattr(miners, miner)()
+
+    def mined_loss(embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return loss(embeddings, labels, mine(embeddings, labels))
+
+    return mined_loss, _embeddings(), {}
+
+
+def _miner(name: str, **options: Any) -> Built:
+    from pytorch_metric_learning import miners
+
+    return getattr(miners, name)(**options), _embeddings(), {}
+
+
+METRIC_LEARNING = [
+    Spec("contrastive", partial(_metric_loss, "ContrastiveLoss")),
+    Spec("triplet_margin", partial(_metric_loss, "TripletMarginLoss")),
+    Spec("ntxent", partial(_metric_loss, "NTXentLoss")),
+    Spec("supcon", partial(_metric_loss, "SupConLoss")),
+    Spec("multi_similarity", partial(_metric_loss, "MultiSimilarityLoss")),
+    Spec("circle", partial(_metric_loss, "CircleLoss")),
+    Spec("lifted_structure", partial(_metric_loss, "LiftedStructureLoss")),
+    Spec("arcface", partial(_metric_loss, "ArcFaceLoss", num_classes=4, embedding_size=8)),
+    Spec("proxy_anchor", partial(_metric_loss, "ProxyAnchorLoss", num_classes=4, embedding_size=8)),
+    Spec("normalized_softmax", partial(_metric_loss, "NormalizedSoftmaxLoss", num_classes=4, embedding_size=8)),
+    Spec("fast_ap", partial(_metric_loss, "FastAPLoss")),
+    Spec("triplet_with_miner", partial(_metric_loss, "TripletMarginLoss", "TripletMarginMiner")),
+    Spec("contrastive_with_miner", partial(_metric_loss, "ContrastiveLoss", "MultiSimilarityMiner")),
+    Spec("batch_hard_miner", partial(_miner, "BatchHardMiner")),
+    Spec("pair_margin_miner", partial(_miner, "PairMarginMiner")),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -596,4 +642,5 @@ MODELS: dict[str, list[Spec]] = {
     "torch-geometric": TORCH_GEOMETRIC,
     "monai": MONAI,
     "torchdiffeq": TORCHDIFFEQ,
+    "pytorch-metric-learning": METRIC_LEARNING,
 }

@@ -26,6 +26,7 @@ from breakscan.fixes import with_fix
 from breakscan.fixes.source import SourceModule
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
+from breakscan.lint.inheritance import imported_bases
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.resolve import Located, ModuleResolver
@@ -227,8 +228,8 @@ class Unit:
             return
         self.result.dependencies[self.path] = source.data
         self.result.suppressions[self.path] = parse_suppressions(source.text)
-        if not (_may_define_roots(source.text) or self.settings.roots or self.settings.unreachable):
-            _check_syntax(self.path, source.text)
+        if not (_may_define_roots(source.text) or self.settings.roots or self.settings.unreachable
+                or self._inherits_forward(_syntax_tree(source.text))):
             return
         own = self._parse(self.path, source.text, source.data, source.signature)
         self.result.declares_targets = own.index.declares_targets
@@ -263,6 +264,15 @@ class Unit:
                                 chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
                                 library=self._library_site(path, sites), kinds=finding.kinds)
                 self.result.findings.append(with_fix(found, sources) if self.settings.fixes else found)
+
+    def _inherits_forward(self, tree: ast.Module) -> bool:
+        """Whether a class of the file derives from a scanned module class that has a `forward`."""
+        bases = imported_bases(tree, self.files.resolver.module_name(self.path)[1])
+        if not bases:
+            return False
+        project = Project({}, self._load_module, (), self.settings.dynamo)
+        return any((info := project.find_class(base)) is not None and project.is_module_class(info)
+                   and project.method(project.class_lineage(info), "forward") is not None for base in sorted(bases))
 
     def _source(self, path: str) -> SourceModule | None:
         """A file this unit parsed, for the fix suggesters: its tree and positions, shared."""
@@ -357,10 +367,11 @@ def _may_define_roots(text: str) -> bool:
     return False
 
 
-def _check_syntax(path: str, text: str) -> None:
-    """Files that cannot hold compiled code still get their syntax errors reported (cheaply)."""
+def _syntax_tree(text: str) -> ast.Module:
+    """The `ast` of a file that may hold no compiled code: its syntax errors are still reported,
+    cheaply."""
     try:
-        ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as error:
         raise SourceError(f"syntax error: {error.msg}", error.lineno, error.offset) from None
     except (MemoryError, ValueError) as error:

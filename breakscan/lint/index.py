@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
@@ -127,6 +127,11 @@ class ClassInfo:
     attr_kinds: dict[str, Kind] = field(default_factory=dict)
     # self.<attr> set in `__init__` from one of its parameters: attr -> the parameter's name.
     attr_params: dict[str, str] = field(default_factory=dict)
+    # self.<attr> = self.<name> (a bound method, if the class has one by that name): attr -> names.
+    attr_methods: dict[str, set[str]] = field(default_factory=dict)
+    # self.<attr> = self.<name>(...): what that method returns, as the object's class has it
+    # (`self.reducer = self.get_default_reducer()`, overridden per loss): attr -> method names.
+    attr_factories: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -743,6 +748,11 @@ class _SelfAttributeCollector:
                 self.info.tensor_attrs.add(attr)
                 return
         self._record_classes(attr, value)
+        for source in _alternatives(value):
+            if isinstance(source, cst.Attribute) and _is_self(source.value):
+                self.info.attr_methods.setdefault(attr, set()).add(source.attr.value)
+            elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and _is_self(source.func.value):
+                self.info.attr_factories.setdefault(attr, set()).add(source.func.attr.value)
 
     def _plain_kind(self, value: cst.BaseExpression) -> Kind | None:
         """The Python kind of a literal, or of a parameter of the method that declares one."""
@@ -752,12 +762,28 @@ class _SelfAttributeCollector:
         return kind if isinstance(kind, Kind) and is_plain(kind) else None
 
     def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
-        classes = _constructed_classes(self.index, value)
+        classes = constructed_classes(self.index, value)
         if classes:
             self.info.attr_classes.setdefault(attr, set()).update(classes)
 
 
-def _constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[str]:
+def _alternatives(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The expressions a value is one of: both sides of `a if c else b` and of `a or b`."""
+    if isinstance(value, cst.IfExp):
+        yield from _alternatives(value.body)
+        yield from _alternatives(value.orelse)
+    elif isinstance(value, cst.BooleanOperation):
+        yield from _alternatives(value.left)
+        yield from _alternatives(value.right)
+    else:
+        yield value
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[str]:
     """Qualified names of capitalised callables in an expression: `nn.ModuleList([Block() ...])`."""
     classes = set()
     for call in find_nodes(value, (cst.Call,)):

@@ -7,6 +7,7 @@ libcst's QualifiedNameProvider costs about three parses per file; the rules only
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -58,3 +59,28 @@ def import_bindings(statement: cst.Import | cst.ImportFrom, package: str) -> Ite
         name = module_dotted(alias.name)
         local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
         yield local, f"{source}.{name}" if source else name
+
+
+def name_pattern(node: cst.BaseExpression) -> str | None:
+    """A string expression as a shell-style pattern of what it may be: its literal text, with `*`
+    for each part that is not (`f"{kind}_reduction"`, `"{}_reduction".format(kind)`,
+    `"get_" + name`). None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) and not _GLOB_CHARACTERS & set(value) else None
+    if isinstance(node, cst.FormattedString):
+        parts = [part.value if isinstance(part, cst.FormattedStringText) else "*" for part in node.parts]
+        return "".join(parts) if not _GLOB_CHARACTERS & set("".join(parts).replace("*", "")) else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
+        template = name_pattern(node.func.value)
+        return re.sub(r"\{[^{}]*\}", "*", template) if template is not None else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = name_pattern(node.left), name_pattern(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = name_pattern(node.left), name_pattern(node.right)
+        return (left or "*") + (right or "*") if left is not None or right is not None else None
+    return None
+
+
+_GLOB_CHARACTERS = frozenset("*?[")

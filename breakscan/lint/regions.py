@@ -9,6 +9,7 @@ callers pass tensors.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import re
 from collections.abc import Callable
@@ -20,8 +21,17 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.declared import Expand, annotation_kind, parameter_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
-from breakscan.lint.index import MODULE_BASES, NOT_MODULE_CLASSES, CallSites, ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.index import (
+    MODULE_BASES,
+    NOT_MODULE_CLASSES,
+    CallSites,
+    ClassInfo,
+    FunctionInfo,
+    ModuleIndex,
+    constructed_classes,
+)
 from breakscan.lint.names import dotted_name
+from breakscan.lint.traverse import find_nodes
 from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, RegionWalker
 
 if TYPE_CHECKING:
@@ -70,6 +80,7 @@ class Project:
         self._module_class_cache: dict[int, bool] = {}
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
         self._lineages: dict[int, list[ClassInfo]] = {}
+        self._built_by: dict[str, frozenset[str]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
 
@@ -236,6 +247,9 @@ class Project:
                 if methods:
                     return methods
         value = walker.value(func)
+        if isinstance(value, v.MethodValue):
+            return [method for name in self.method_names(value) for method in self._methods_of(
+                v.ModuleValue(value.classes), name)]
         if isinstance(value, v.ModuleValue):
             # Calling an nn.Module runs its forward; calling any other object runs its __call__.
             classes = walker._classes_of(value)
@@ -248,6 +262,23 @@ class Project:
         found_function = self.find_function(qualified) if qualified else None
         return [found_function] if found_function is not None else []
 
+    def method_names(self, value: v.MethodValue) -> list[str]:
+        """The methods a method value may be: its names, and those of the objects' methods
+        matching its patterns."""
+        lineage = [c for name in sorted(value.classes) if (info := self.find_class(name)) for c in self.class_lineage(info)]
+        defined = dict.fromkeys(name for info in lineage for name in info.methods)
+        return [name for name in defined if any(fnmatch.fnmatchcase(name, pattern) for pattern in value.names)]
+
+    def built_by(self, function: FunctionInfo) -> frozenset[str]:
+        """The classes a function's `return`s build (`return AvgNonZeroReducer()`), read from its code."""
+        found = self._built_by.get(function.key)
+        if found is None:
+            returns = find_nodes(function.node.body, (cst.Return,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            found = frozenset(name for r in returns if r.value is not None
+                              for name in constructed_classes(function.module, r.value) if self.find_class(name))
+            self._built_by[function.key] = found
+        return found
+
     def _methods_of(self, instance: v.ModuleValue, name: str) -> list[FunctionInfo]:
         """The method `name` of each class an object may be built from, bound to that class."""
         found: list[FunctionInfo] = []
@@ -255,7 +286,7 @@ class Project:
             info = self.find_class(qualified)
             method = self.method(self.class_lineage(info), name) if info is not None else None
             if method is not None:
-                bound = self.bound(method, info) if len(instance.classes) > 1 else method
+                bound = self.bound(method, info)
                 if all(bound.key != known.key for known in found):
                     found.append(bound)
         return found

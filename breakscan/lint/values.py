@@ -79,7 +79,17 @@ class ModuleValue:
     classes: frozenset[str]
 
 
-Value = Kind | ModuleValue
+@dataclass(frozen=True)
+class MethodValue:
+    """Methods of an object, not called yet: `self.loss = self.mat_loss if m else self.pair_loss`,
+    `getattr(self, f"{kind}_reduction")`. `classes` are what the object may be built from;
+    `names` the methods' names, or shell-style patterns of them (`*_reduction`)."""
+
+    classes: frozenset[str]
+    names: frozenset[str]
+
+
+Value = Kind | ModuleValue | MethodValue
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,9 +241,11 @@ def join(a: Value, b: Value) -> Value:
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         return ModuleValue(a.classes | b.classes)
-    if isinstance(a, ModuleValue) or isinstance(b, ModuleValue):
-        module, other = (a, b) if isinstance(a, ModuleValue) else (b, a)
-        return other if other in (TENSOR, TENSORS) else module
+    if isinstance(a, MethodValue) and isinstance(b, MethodValue):
+        return MethodValue(a.classes | b.classes, a.names | b.names)
+    if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):
+        obj, other = (a, b) if isinstance(a, (ModuleValue, MethodValue)) else (b, a)
+        return other if other in (TENSOR, TENSORS) or isinstance(other, (ModuleValue, MethodValue)) else obj
     if {a, b} == {TENSOR, NONE}:
         return MAYBE_TENSOR
     if is_plain(a) and is_plain(b):

@@ -17,7 +17,7 @@ from breakscan.lint import values as v
 from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
-from breakscan.lint.names import dotted_name, import_bindings
+from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -510,8 +510,12 @@ class RegionWalker(cst.CSTVisitor):
             for info in classes:
                 if attr in info.tensor_attrs:
                     return v.TENSOR
-                if attr in info.attr_classes:
-                    return v.ModuleValue(frozenset(info.attr_classes[attr]))
+                built = self._attribute_classes(info, attr, classes)
+                if built:
+                    return v.ModuleValue(built)
+                methods = {name for name in info.attr_methods.get(attr, ()) if self.project.method(classes, name)}
+                if methods:
+                    return v.MethodValue(self._instance_classes(base), frozenset(methods))
                 if attr in info.attr_kinds:
                     return info.attr_kinds[attr]
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
@@ -522,6 +526,8 @@ class RegionWalker(cst.CSTVisitor):
             if prop is not None:
                 self.result.summaries_read.add((prop.key, "returns"))
                 return self.project.return_value(prop)
+            if self.project.method(classes, attr) is not None:
+                return v.MethodValue(self._instance_classes(base), frozenset({attr}))  # `f = self.step`
             return v.OTHER
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
             if attr in v.TENSOR_ATTRIBUTES:
@@ -530,6 +536,22 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+    def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:
+        """The classes `self.attr` may be built from, as `info` sets it: constructed there, or
+        returned by the methods that build it (the object's own overrides of them)."""
+        built = set(info.attr_classes.get(attr, ()))
+        for name in info.attr_factories.get(attr, ()):
+            factory = self.project.method(classes, name)
+            if factory is not None:
+                built.update(self.project.built_by(factory))
+        return frozenset(built)
+
+    def _instance_classes(self, value: v.Value) -> frozenset[str]:
+        """What `self` (or another object) may be built from, by qualified name."""
+        if isinstance(value, v.ModuleValue):
+            return value.classes
+        return frozenset({f"{self.cls.module.name}.{self.cls.name}"}) if self.cls is not None else frozenset()
+
     def _classes_of(self, value: v.Value) -> list[ClassInfo]:
         if value == v.SELF:
             return self.project.class_lineage(self.cls) if self.cls else []
@@ -597,6 +619,10 @@ class RegionWalker(cst.CSTVisitor):
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
             if base == v.UNKNOWN:
                 return v.UNKNOWN
+        if self.qualname(func) == "builtins.getattr" and len(node.args) >= 2:
+            methods = self._methods_named(node.args[0].value, node.args[1].value)
+            if methods is not None:
+                return methods
         callees = self.project.resolve_calls(self, node)
         if callees:
             returned = []
@@ -631,6 +657,16 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _methods_named(self, owner: cst.BaseExpression, name: cst.BaseExpression) -> v.MethodValue | None:
+        """`getattr(self, "{}_reduction".format(kind))`: the object's methods whose names the
+        string may be, when it is made of literal text around what is not known."""
+        instance = self.value(owner)
+        pattern = name_pattern(name)
+        if not (instance == v.SELF or isinstance(instance, v.ModuleValue)) or pattern is None or not pattern.strip("*"):
+            return None
+        found = v.MethodValue(self._instance_classes(instance), frozenset({pattern}))
+        return found if self.project.method_names(found) else None
 
     def built_classes(self, func: cst.BaseExpression) -> tuple[str, ...]:
         """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), or

@@ -608,3 +608,59 @@ def test_a_table_of_classes_dispatches_to_each_class_and_building_one_runs_its_i
     """))
     found = sorted((f.line, f.rule) for f in outcome.findings)
     assert found == [(9, "BS103"), (13, "BS201"), (19, "BS201")]
+
+
+def test_methods_held_by_attributes_built_by_overridden_factories_or_named_by_patterns_are_followed(tmp_path):
+    # The loss picks its method in `__init__`; each loss's own `default_reducer` builds its
+    # reducer; the reducer dispatches on a name made at run time; the distance's inherited
+    # forward calls the distance's own `compute`.
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Reducer:
+            def reduce(self, losses, kind):
+                return getattr(self, "{}_reduction".format(kind))(losses)
+
+        class NonZero(Reducer):
+            def element_reduction(self, losses):
+                return losses[losses > 0].mean()
+
+            def pair_reduction(self, losses):
+                return losses.sum()
+
+        class Distance(torch.nn.Module):
+            def forward(self, x):
+                return self.compute(x)
+
+            def compute(self, x):
+                raise NotImplementedError
+
+        class Dot(Distance):
+            def compute(self, x):
+                return x @ x.T
+
+        class Loss(torch.nn.Module):
+            def __init__(self, by_matrix):
+                super().__init__()
+                self.reducer = self.default_reducer()
+                self.distance = Dot()
+                self.loss_method = self.matrix_loss if by_matrix else self.pair_loss
+
+            def default_reducer(self):
+                return Reducer()
+
+            def forward(self, x):
+                return self.reducer.reduce(self.loss_method(self.distance(x)), "element")
+
+            def matrix_loss(self, matrix):
+                return matrix[matrix > 0.5]
+
+            def pair_loss(self, matrix):
+                return matrix.nonzero()
+
+        class Circle(Loss):
+            def default_reducer(self):
+                return NonZero()
+    """))
+    found = sorted((f.line, f.rule) for f in outcome.findings)
+    assert found == [(9, "BS302"), (39, "BS302"), (42, "BS301")]
