@@ -26,7 +26,7 @@ from breakscan.fixes import with_fix
 from breakscan.fixes.source import SourceModule
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
-from breakscan.lint.inheritance import imported_bases
+from breakscan.lint.inheritance import Lineages, ModuleOutline, outline
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.resolve import Located, ModuleResolver
@@ -180,6 +180,8 @@ class _ParseCache:
 # whole cache: splitting it made the workers re-parse the hubs they share.
 PARSE_CACHE_LINES = 40_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
+# Outlines of the modules base classes come from, by path: the file's signature and text when read.
+_outlines: dict[str, tuple[tuple[int, int] | None, bytes, ModuleOutline]] = {}
 
 
 class Unit:
@@ -266,13 +268,34 @@ class Unit:
                 self.result.findings.append(with_fix(found, sources) if self.settings.fixes else found)
 
     def _inherits_forward(self, tree: ast.Module) -> bool:
-        """Whether a class of the file derives from a scanned module class that has a `forward`."""
-        bases = imported_bases(tree, self.files.resolver.module_name(self.path)[1])
-        if not bases:
+        """Whether a class of the file is an nn.Module whose `forward` comes from a scanned base
+        class of another module."""
+        name, package = self.files.resolver.module_name(self.path)
+        own = outline(tree, name, package)
+        if not any(c.bases for c in own.classes.values()):
             return False
-        project = Project({}, self._load_module, (), self.settings.dynamo)
-        return any((info := project.find_class(base)) is not None and project.is_module_class(info)
-                   and project.method(project.class_lineage(info), "forward") is not None for base in sorted(bases))
+        lineages = Lineages(lambda module: own if module == name else self._outline(module))
+        return any(lineages.runs_forward(f"{name}.{cls}") for cls in own.classes)
+
+    def _outline(self, name: str) -> ModuleOutline | None:
+        """The outline of module `name`, read with `ast` (and kept while the file is unchanged)."""
+        if name.partition(".")[0] in sys.stdlib_module_names:  # `enum.Enum`, `abc.ABC`: never scanned
+            return None
+        located = self._locate(name)
+        if located is None or located.path == self.path:
+            return None
+        signature = self.disk_signature(located.path)
+        kept = _outlines.get(located.path)
+        if kept is None or signature is None or kept[0] != signature:
+            try:
+                source = self.read(located.path)
+                tree = ast.parse(source.text)
+            except (SourceError, SyntaxError, RecursionError, MemoryError, ValueError):
+                return None
+            package = self.files.resolver.module_name(located.path)[1]
+            kept = _outlines[located.path] = (signature, source.data, outline(tree, name, package))
+        self.result.dependencies[located.path] = kept[1]
+        return kept[2]
 
     def _source(self, path: str) -> SourceModule | None:
         """A file this unit parsed, for the fix suggesters: its tree and positions, shared."""
@@ -313,12 +336,17 @@ class Unit:
             self._modules[name] = self._find_module(name)
         return self._modules[name]
 
-    def _find_module(self, name: str) -> ModuleIndex | None:
+    def _locate(self, name: str) -> Located | None:
         located = self.files.locate(name, self.path)
         if located is None:
             # Paths that exist were looked at and passed over (the unit's own file, say): only a
             # path that is missing now can "appear" and change what the import finds.
             self.result.absent.update(p for p in self.files.resolver.probed(name, self.path) if not os.path.exists(p))
+        return located
+
+    def _find_module(self, name: str) -> ModuleIndex | None:
+        located = self._locate(name)
+        if located is None:
             return None
         path = located.path
         if path == self.path:

@@ -37,6 +37,16 @@ MODULE_BASES = frozenset(
 # Parameter containers are modules too, but hold no `forward` of interest.
 NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
+
+def is_torch_module_base(name: str) -> bool:
+    """Whether the qualified name is torch's nn.Module, or a known subclass of it from torch or a
+    framework (private ones too: `torch.nn.modules.loss._Loss`, `_BatchNorm`, `_ConvNd`)."""
+    if name in MODULE_BASES:
+        return True
+    return (name.startswith("torch.nn.") and name.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+            and name not in NOT_MODULE_CLASSES)
+
+
 _Target = TypeVar("_Target")
 
 

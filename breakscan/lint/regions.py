@@ -23,12 +23,12 @@ from breakscan.lint.declared import Expand, annotation_kind, parameter_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import (
     MODULE_BASES,
-    NOT_MODULE_CLASSES,
     CallSites,
     ClassInfo,
     FunctionInfo,
     ModuleIndex,
     constructed_classes,
+    is_torch_module_base,
 )
 from breakscan.lint.names import dotted_name
 from breakscan.lint.traverse import find_nodes
@@ -183,7 +183,7 @@ class Project:
         if cached is not None:
             return cached
         self._module_class_cache[id(info)] = False  # guards against inheritance cycles
-        result = any(_is_torch_module_base(name) or (
+        result = any(is_torch_module_base(name) or (
             (base := self.find_class(name)) is not None and self.is_module_class(base)) for name in info.bases)
         self._module_class_cache[id(info)] = result
         return result
@@ -445,14 +445,6 @@ class Project:
         return results
 
 
-def _is_torch_module_base(name: str) -> bool:
-    if name in MODULE_BASES:
-        return True
-    # Private bases count too: `torch.nn.modules.loss._Loss`, `_BatchNorm`, `_ConvNd`.
-    return (name.startswith("torch.nn.") and name.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
-            and name not in NOT_MODULE_CLASSES)
-
-
 _ALIAS_DEPTH = 4  # aliases of aliases, as deep as real code goes; a cycle stops there
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _NOT_ALIAS_SOURCES = frozenset({"torch", "typing", "typing_extensions", "collections", "builtins", "numpy"})
@@ -502,6 +494,8 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list, expand: Expand) ->
                 kinds.append(site.keywords[name])
             elif site.spreads and param.default is None:
                 kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
+            elif _defaults_to_none(param):
+                kinds.append(v.NONE)  # left at its default: None, not an optional tensor
             else:
                 kinds.append(parameter_kind(param, expand))  # its default
         value = kinds[0]
@@ -521,6 +515,10 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list, expand: Expand) ->
         else:  # what a `**spread` at a call site holds is not known
             merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
     return merged
+
+
+def _defaults_to_none(param: cst.Param) -> bool:
+    return isinstance(param.default, cst.Name) and param.default.value == "None"
 
 
 def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:

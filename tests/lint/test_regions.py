@@ -664,3 +664,27 @@ def test_methods_held_by_attributes_built_by_overridden_factories_or_named_by_pa
     """))
     found = sorted((f.line, f.rule) for f in outcome.findings)
     assert found == [(9, "BS302"), (39, "BS302"), (42, "BS301")]
+
+
+def test_a_keyword_a_call_leaves_at_none_is_none_there_not_an_optional_tensor(tmp_path):
+    # Taken for an optional tensor, `dtype` made `wanted` a tensor on some paths: a warning.
+    code = src("""
+        import torch
+
+        def to_dtype(x, tensor=None, dtype=None):
+            wanted = dtype if dtype is not None else tensor.dtype
+            if x.dtype != wanted:
+                x = x.type(wanted)
+            return x
+
+        def to_device(x, tensor=None, dtype=None):
+            x = x.to(tensor.device)
+            if dtype is not None:
+                x = to_dtype(x, dtype=dtype)
+            return x
+
+        class Loss(torch.nn.Module):
+            def forward(self, x, labels):
+                return x + to_device(labels, x) + to_dtype(labels, tensor=x)
+    """)
+    assert lint_source(tmp_path, code).findings == []
