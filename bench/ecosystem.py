@@ -102,6 +102,7 @@ LIBRARIES = [
     Library("monai", "monai", "1.6.1"),
     Library("torchdiffeq", "torchdiffeq", "0.2.5", roots=("odeint", "odeint_adjoint")),
     Library("pytorch-metric-learning", "pytorch_metric_learning", "2.9.0"),
+    Library("zuko", "zuko", "1.6.0", roots=("NormalizingFlow.log_prob", "NormalizingFlow.rsample")),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

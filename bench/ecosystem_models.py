@@ -633,6 +633,40 @@ METRIC_LEARNING = [
 ]
 
 
+# zuko --------------------------------------------------------------------------------------------
+
+def _flow(name: str, sample: bool = False, **options: Any) -> Built:
+    """A conditional normalizing flow: the log-density of samples given a context, as training
+    computes it, or samples drawn given the context."""
+    import zuko
+
+    flow = getattr(zuko.flows, name)(features=3, context=2, **options)
+
+    def log_prob(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return flow(c).log_prob(x)
+
+    def rsample(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return flow(c).rsample()
+
+    return (rsample if sample else log_prob), (torch.randn(8, 3), torch.randn(8, 2)), {}
+
+
+ZUKO = [
+    Spec("maf", partial(_flow, "MAF")),
+    Spec("maf_sample", partial(_flow, "MAF", sample=True)),
+    Spec("nsf", partial(_flow, "NSF")),
+    Spec("ncsf", partial(_flow, "NCSF")),
+    Spec("realnvp", partial(_flow, "RealNVP")),
+    Spec("nice", partial(_flow, "NICE")),
+    Spec("gf", partial(_flow, "GF")),
+    Spec("naf", partial(_flow, "NAF")),
+    Spec("unaf", partial(_flow, "UNAF")),
+    Spec("sospf", partial(_flow, "SOSPF")),
+    Spec("bpf", partial(_flow, "BPF")),
+    Spec("cnf", partial(_flow, "CNF")),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -643,4 +677,5 @@ MODELS: dict[str, list[Spec]] = {
     "monai": MONAI,
     "torchdiffeq": TORCHDIFFEQ,
     "pytorch-metric-learning": METRIC_LEARNING,
+    "zuko": ZUKO,
 }

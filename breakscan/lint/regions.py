@@ -234,6 +234,9 @@ class Project:
         func = call.func
         if isinstance(func, cst.Attribute):
             base = func.value
+            forward = self.autograd_forward(walker, call)
+            if forward is not None:
+                return [forward]
             if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.defining_cls is not None:
                 found = self.method(self.class_lineage(walker.defining_cls)[1:], func.attr.value)
                 return [self.bound(found, walker.cls)] if found is not None else []
@@ -261,6 +264,18 @@ class Project:
         qualified = walker.qualname(func)
         found_function = self.find_function(qualified) if qualified else None
         return [found_function] if found_function is not None else []
+
+    def autograd_forward(self, walker: RegionWalker, call: cst.Call) -> FunctionInfo | None:
+        """`Square.apply(x)` on a scanned torch.autograd.Function: TorchDynamo traces its
+        `forward(ctx, x)`."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply"):
+            return None
+        qualified = walker.qualname(func.value)
+        info = self.find_class(qualified) if qualified else None
+        if info is None or not any(base in AUTOGRAD_FUNCTIONS for c in self.class_lineage(info) for base in c.bases):
+            return None
+        return self.method(self.class_lineage(info), "forward")
 
     def method_names(self, value: v.MethodValue) -> list[str]:
         """The methods a method value may be: its names, and those of the objects' methods
@@ -445,6 +460,7 @@ class Project:
         return results
 
 
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _ALIAS_DEPTH = 4  # aliases of aliases, as deep as real code goes; a cycle stops there
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 _NOT_ALIAS_SOURCES = frozenset({"torch", "typing", "typing_extensions", "collections", "builtins", "numpy"})

@@ -656,6 +656,8 @@ class RegionWalker(cst.CSTVisitor):
         called = self.value(func)
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
+        if called == v.UNKNOWN:
+            return v.UNKNOWN  # what an unknown callable returns is not known, whatever it is given
         return v.TENSOR if tensor_argument else v.OTHER
 
     def _methods_named(self, owner: cst.BaseExpression, name: cst.BaseExpression) -> v.MethodValue | None:
@@ -1165,6 +1167,8 @@ class RegionWalker(cst.CSTVisitor):
             return
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
+        if self.project.autograd_forward(self, node) is not None:
+            arguments = [v.OTHER, *arguments]  # `forward(ctx, ...)`: `apply` passes the context first
         order = next(self.events)
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,

@@ -688,3 +688,46 @@ def test_a_keyword_a_call_leaves_at_none_is_none_there_not_an_optional_tensor(tm
                 return x + to_device(labels, x) + to_dtype(labels, tensor=x)
     """)
     assert lint_source(tmp_path, code).findings == []
+
+
+def test_apply_on_a_custom_autograd_function_runs_its_forward_with_the_context_first(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Clip(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, limit):
+                ctx.save_for_backward(x)
+                if x.sum() > limit:
+                    return x.clamp(max=limit)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, None
+
+        @torch.compile
+        def clipped(x):
+            return Clip.apply(x, 1.0) * 2
+    """))
+    assert [(f.line, f.rule, f.severity) for f in outcome.findings] == [(7, "BS201", "error")]
+
+
+def test_what_calling_an_unknown_value_returns_is_unknown_even_given_a_tensor(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from not_scanned import optional_import
+
+        def largest_component(img):
+            measure, _ = optional_import("skimage.measure")
+            label = measure.label
+            features, count = label(img, return_num=True)
+            if count <= 1:
+                return img
+            return features
+
+        class Keep(torch.nn.Module):
+            def forward(self, x):
+                return largest_component(x)
+    """))
+    assert [(f.line, f.rule, f.severity) for f in outcome.findings] == []

@@ -141,6 +141,21 @@ class ModuleAttributeUpdated(Rule):
                     self.step = 1
                     return x * 2
         """, entry="Reset()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Cache:  # not a module: each call builds its own
+                def __init__(self):
+                    self.seen = 0
+
+                def update(self, x):
+                    self.seen += x.shape[0]
+                    return x * self.seen
+
+            class Decoder(torch.nn.Module):
+                def forward(self, x):
+                    return Cache().update(x)
+        """, entry="Decoder()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
     )
 
     def __init__(self) -> None:
@@ -196,6 +211,7 @@ _SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
 
 
 def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
-    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF:
+    # Only a module's: an object of another class is often built afresh by each call (a cache).
+    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF and ctx.self_is_module():
         return node.attr.value
     return None
