@@ -510,12 +510,14 @@ class RegionWalker(cst.CSTVisitor):
             for info in classes:
                 if attr in info.tensor_attrs:
                     return v.TENSOR
-                built = self._attribute_classes(info, attr, classes)
-                if built:
-                    return v.ModuleValue(built)
-                methods = {name for name in info.attr_methods.get(attr, ()) if self.project.method(classes, name)}
-                if methods:
-                    return v.MethodValue(self._instance_classes(base), frozenset(methods))
+                if attr in info.attr_classes or attr in info.attr_factories:
+                    built = self._attribute_classes(info, attr, classes)
+                    if built:
+                        return v.ModuleValue(built)
+                if attr in info.attr_methods:
+                    methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
+                    if methods:
+                        return v.MethodValue(self._instance_classes(base), frozenset(methods))
                 if attr in info.attr_kinds:
                     return info.attr_kinds[attr]
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
