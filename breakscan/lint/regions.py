@@ -81,6 +81,7 @@ class Project:
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
         self._lineages: dict[int, list[ClassInfo]] = {}
         self._built_by: dict[str, frozenset[str]] = {}
+        self._inner: dict[int, FunctionInfo] = {}  # by id of the inner function's node
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
 
@@ -264,6 +265,30 @@ class Project:
         qualified = walker.qualname(func)
         found_function = self.find_function(qualified) if qualified else None
         return [found_function] if found_function is not None else []
+
+    def wrappers(self, function: FunctionInfo) -> list[tuple[cst.Decorator, FunctionInfo]]:
+        """The functions that run in place of `function`, for each decorator of it that is a scanned
+        function: its inner functions made with `functools.wraps` (`def wrapper(self, *args,
+        **kwargs)`), which TorchDynamo traces on every call before the decorated body."""
+        found = []
+        for decorator in function.node.decorators:
+            expression = decorator.decorator
+            named = expression.func if isinstance(expression, cst.Call) else expression
+            factory = self.find_function(function.module.qualify(dotted_name(named)) or "")
+            if factory is None:
+                continue
+            for inner in find_nodes(factory.node.body, (cst.FunctionDef,)):
+                assert isinstance(inner, cst.FunctionDef)
+                if any(_names_wraps(d.decorator) for d in inner.decorators):
+                    found.append((decorator, self._inner_function(factory, inner)))
+        return found
+
+    def _inner_function(self, outer: FunctionInfo, inner: cst.FunctionDef) -> FunctionInfo:
+        known = self._inner.get(id(inner))
+        if known is None:
+            known = self._inner[id(inner)] = FunctionInfo(module=outer.module, node=inner, top_statement=outer.top_statement,
+                                                          qualname=f"{outer.qualname}.<locals>.{inner.name.value}")
+        return known
 
     def autograd_forward(self, walker: RegionWalker, call: cst.Call) -> FunctionInfo | None:
         """`Square.apply(x)` on a scanned torch.autograd.Function: TorchDynamo traces its
@@ -531,6 +556,12 @@ def _parameters_from_sites(callee: FunctionInfo, sites: list, expand: Expand) ->
         else:  # what a `**spread` at a call site holds is not known
             merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
     return merged
+
+
+def _names_wraps(decorator: cst.BaseExpression) -> bool:
+    """`@wraps(func)`, `@functools.wraps(func)`."""
+    named = decorator.func if isinstance(decorator, cst.Call) else decorator
+    return (dotted_name(named) or "").rpartition(".")[2] == "wraps"
 
 
 def _defaults_to_none(param: cst.Param) -> bool:

@@ -68,7 +68,7 @@ class CallSite:
     callee: FunctionInfo
     arguments: list[v.Value]
     keywords: dict[str, v.Value]
-    node: cst.Call | cst.Attribute  # an attribute when it reads a property
+    node: cst.Call | cst.Attribute | cst.Decorator  # an attribute when it reads a property; a decorator runs its wrapper
     in_loop: bool = False
     in_try: bool = False
     order: int = 0
@@ -347,11 +347,28 @@ class RegionWalker(cst.CSTVisitor):
         self._variadic = (star.name.value, len(positional)) if isinstance(star, cst.Param) else None
 
     def run(self) -> FunctionResult:
+        self._call_wrappers()
         self.walk(self.function.node.body)
         if self._yielded is not None:  # a generator function: calling it gives a generator of what it yields
             self.result.returns = v.container(holds_tensors=self._yielded in (v.TENSOR, v.TENSORS))
             self.result.return_items = self.result.passthrough = None
         return self.result
+
+    def _call_wrappers(self) -> None:
+        """A decorator's wrapper runs on each call, given what the function is given: the object
+        itself (as an instance of its class) and the parameters, passed on as keywords."""
+        wrappers = self.project.wrappers(self.function)
+        if not wrappers:
+            return
+        params = self.function.node.params
+        named = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        arguments: list[v.Value] = []
+        if named and self.bindings.get(named[0]) == v.SELF:
+            arguments.append(v.ModuleValue(self._instance_classes(v.SELF)))
+            named = named[1:]
+        keywords = {name: self.bindings.get(name, v.UNKNOWN) for name in named}
+        for decorator, wrapper in wrappers:
+            self.result.calls.append(CallSite(wrapper, arguments, keywords, decorator, order=next(self.events)))
 
     def walk(self, node: cst.CSTNode) -> None:
         """What `node.visit(self)` does, without libcst rebuilding every node it passes (see traverse)."""

@@ -731,3 +731,28 @@ def test_what_calling_an_unknown_value_returns_is_unknown_even_given_a_tensor(tm
                 return largest_component(x)
     """))
     assert [(f.line, f.rule, f.severity) for f in outcome.findings] == []
+
+
+def test_a_decorators_wrapper_runs_with_the_decorated_function_and_is_given_what_it_is(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import functools
+        import torch
+
+        def checked(func):
+            @functools.wraps(func)
+            def wrapper(self, x, **kwargs):
+                if x.sum() > 0:
+                    x = x * 2
+                if self.training:
+                    x = x.item()
+                return func(self, x, **kwargs)
+            return wrapper
+
+        class Model(torch.nn.Module):
+            @checked
+            def forward(self, x, scale=1.0):
+                return x + scale
+    """))
+    found = [(f.line, f.rule) for f in outcome.findings]
+    assert found == [(7, "BS201"), (10, "BS101")]
+    assert outcome.findings[0].chain == ("Model.forward", "checked.<locals>.wrapper")
