@@ -82,18 +82,16 @@ def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ..
     nothing below a node of the `prune` types."""
     found: list[cst.CSTNode] = []
     kinds: dict[type, tuple[bool, bool]] = {}  # node type -> (wanted, pruned), as for `_HOLDS`
-
-    def walk(node: cst.CSTNode) -> None:
+    pending = [root]  # a stack, not recursion: the same order, without a Python call per node
+    while pending:
+        node = pending.pop()
         kind = kinds.get(type(node))
         if kind is None:
             kind = kinds[type(node)] = (issubclass(type(node), types), issubclass(type(node), prune))
         if kind[0]:
             found.append(node)
         if not kind[1]:
-            for child in children(node):
-                walk(child)
-
-    walk(root)
+            pending.extend(reversed(children(node)))
     return found
 
 
