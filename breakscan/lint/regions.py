@@ -82,6 +82,7 @@ class Project:
         self._lineages: dict[int, list[ClassInfo]] = {}
         self._built_by: dict[str, frozenset[str]] = {}
         self._inner: dict[int, FunctionInfo] = {}  # by id of the inner function's node
+        self._wrappers: dict[str, list[tuple[cst.Decorator, FunctionInfo]]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
 
@@ -270,7 +271,10 @@ class Project:
         """The functions that run in place of `function`, for each decorator of it that is a scanned
         function: its inner functions made with `functools.wraps` (`def wrapper(self, *args,
         **kwargs)`), which TorchDynamo traces on every call before the decorated body."""
-        found = []
+        known = self._wrappers.get(function.key)
+        if known is not None:
+            return known
+        found = self._wrappers[function.key] = []
         for decorator in function.node.decorators:
             expression = decorator.decorator
             named = expression.func if isinstance(expression, cst.Call) else expression

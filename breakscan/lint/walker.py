@@ -555,6 +555,7 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+
     def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:
         """The classes `self.attr` may be built from, as `info` sets it: constructed there, or
         returned by the methods that build it (the object's own overrides of them)."""
