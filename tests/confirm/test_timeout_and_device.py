@@ -16,10 +16,11 @@ def _spec(entry: str):
 
 
 def test_a_hanging_target_times_out_and_the_next_one_still_runs():
-    hang, after = run_targets([_spec("hangs"), _spec("noisy")], timeout=5)
+    # 10 s: the next target, in a restarted worker, compiles within it even on a loaded machine.
+    hang, after = run_targets([_spec("hangs"), _spec("noisy")], timeout=10)
     assert hang.status == "timeout"
-    assert hang.error == "did not finish within 5 s"
-    assert 5 <= hang.wall_time < 15  # the target's time, not the worker's start
+    assert hang.error == "did not finish within 10 s"
+    assert 10 <= hang.wall_time < 25  # the target's time, not the worker's start
     assert after.status == "ok"
 
 
