@@ -2,7 +2,8 @@
 
 An entry is keyed by breakscan's own code, the rule configuration, the set of scanned modules and
 the file's own bytes; it also records the bytes' hash of every other file the result depended on
-(helpers reached in other files), which are re-checked on a hit. Entries are JSON (see plain_json),
+(helpers reached in other files), which are re-checked on a hit, and which scanned files defined
+subclasses of the classes it asked about. Entries are JSON (see plain_json),
 written to a temporary file and renamed into place, so concurrent runs never see half an entry;
 an entry that cannot be read is a miss.
 """
@@ -86,6 +87,8 @@ class LintCache:
                 return None
         if any(os.path.exists(path) for path in result.absent):
             return None  # a module an import could not find has appeared
+        if any(files.deriving_from(name) != paths for name, paths in result.derivations.items()):
+            return None  # a class statement naming a base the lint asked about came or went
         return result
 
     def put(self, path: str, settings: LintSettings, files: FileSet, result: UnitResult) -> None:

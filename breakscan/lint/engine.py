@@ -26,7 +26,7 @@ from breakscan.fixes import with_fix
 from breakscan.fixes.source import SourceModule
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
-from breakscan.lint.inheritance import Lineages, ModuleOutline, outline
+from breakscan.lint.inheritance import ClassOutline, Hierarchy, Lineages, ModuleOutline, derived_names, outline
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
 from breakscan.lint.resolve import Located, ModuleResolver
@@ -74,6 +74,10 @@ class UnitResult:
     # Files whose appearing would change what an import resolved to (for the cache key too).
     absent: set[str] = field(default_factory=set)
     declares_targets: bool = False
+    # Base class names (last parts) this result asked the scanned files' subclasses of, with the
+    # files whose class statements named them then: a file that starts or stops naming one changes
+    # what an object of that class may be (checked again on a cache hit).
+    derivations: dict[str, list[str]] = field(default_factory=dict)
 
 
 class FileSet:
@@ -85,6 +89,7 @@ class FileSet:
         self.resolver = resolver or ModuleResolver()
         self.by_module: dict[str, str] = {}
         self._by_real_path: dict[str, str] = {}
+        self._deriving: dict[str, list[str]] | None = None
         for path in paths:
             self.by_module.setdefault(self.resolver.module_name(path)[0], path)
             self._by_real_path.setdefault(os.path.realpath(path), path)
@@ -97,6 +102,28 @@ class FileSet:
             return Located(scanned, None) if scanned is not None else found
         path = self.by_module.get(name)
         return Located(path) if path is not None else None
+
+    def deriving_from(self, name: str) -> list[str]:
+        """The scanned files whose class statements name a base whose last part is `name`, read
+        from their text once per run (and kept per file while it is unchanged)."""
+        if self._deriving is None:
+            self._deriving = {}
+            for path in self.paths:
+                for base in _derived_names(path):
+                    self._deriving.setdefault(base, []).append(path)
+        return self._deriving.get(name, [])
+
+
+def _derived_names(path: str) -> frozenset[str]:
+    signature = disk_signature(path)
+    kept = _derived.get(path)
+    if kept is None or signature is None or kept[0] != signature:
+        try:
+            names = derived_names(read_source(path).text)
+        except SourceError:
+            names = frozenset()  # the file's own unit reports why
+        kept = _derived[path] = (signature, names)
+    return kept[1]
 
 
 @dataclass
@@ -182,6 +209,7 @@ PARSE_CACHE_LINES = 40_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
 # Outlines of the modules base classes come from, by path: the file's signature and text when read.
 _outlines: dict[str, tuple[tuple[int, int] | None, bytes, ModuleOutline]] = {}
+_derived: dict[str, tuple[tuple[int, int] | None, frozenset[str]]] = {}  # path -> (signature, derived_names)
 
 
 class Unit:
@@ -235,7 +263,8 @@ class Unit:
             return
         own = self._parse(self.path, source.text, source.data, source.signature)
         self.result.declares_targets = own.index.declares_targets
-        project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo)
+        project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo,
+                          self._hierarchy(own.index).subclasses)
         handlers = functools.partial(_handlers, self.settings.rules)
         analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}
@@ -276,6 +305,18 @@ class Unit:
             return False
         lineages = Lineages(lambda module: own if module == name else self._outline(module))
         return any(lineages.runs_forward(f"{name}.{cls}") for cls in own.classes)
+
+    def _hierarchy(self, own: ModuleIndex) -> Hierarchy:
+        """Subclasses among the scanned files: the unit's own classes from its index, the others
+        from outlines of the files whose class statements name the base."""
+        mine = ModuleOutline(own.imports, {name: ClassOutline(info.bases, "forward" in info.methods)
+                                           for name, info in own.classes.items()})
+
+        def candidates(name: str) -> list[str]:
+            paths = self.result.derivations[name] = self.files.deriving_from(name)
+            return [self.files.resolver.module_name(path)[0] for path in paths]
+
+        return Hierarchy(candidates, lambda module: mine if module == own.name else self._outline(module))
 
     def _outline(self, name: str) -> ModuleOutline | None:
         """The outline of module `name`, read with `ast` (and kept while the file is unchanged)."""

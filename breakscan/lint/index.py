@@ -135,7 +135,7 @@ class ClassInfo:
     tensor_attrs: set[str] = field(default_factory=set)
     # self.<attr> holding Python values of a known kind (`self.patch = patch_size` with `patch_size=4`).
     attr_kinds: dict[str, Kind] = field(default_factory=dict)
-    # self.<attr> set in `__init__` from one of its parameters: attr -> the parameter's name.
+    # self.<attr> set in `__init__` from one of its parameters (`*args` too): attr -> the parameter's name.
     attr_params: dict[str, str] = field(default_factory=dict)
     # self.<attr> = self.<name> (a bound method, if the class has one by that name): attr -> names.
     attr_methods: dict[str, set[str]] = field(default_factory=dict)
@@ -710,6 +710,7 @@ class _SelfAttributeCollector:
         self.in_init = method.name.value == "__init__"
         params = method.params
         self.parameters = {p.name.value: p for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        self.spread = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
 
     def run(self, body: cst.BaseSuite) -> None:
         # Nested functions have their own `self`, if any.
@@ -744,7 +745,7 @@ class _SelfAttributeCollector:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
         attr = target.attr.value
-        if self.in_init and isinstance(value, cst.Name) and value.value in self.parameters:
+        if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
         kind = self._plain_kind(value)
         if kind is not None:

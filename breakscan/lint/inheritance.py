@@ -13,7 +13,8 @@ cheaper, and only a file that does inherit a module's forward is then parsed and
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from breakscan.lint.index import is_torch_module_base
@@ -105,6 +106,65 @@ class Lineages:
         if name in found.classes:
             return found.classes[name]
         return found.imports.get(name)
+
+
+# `class Name(Base, other.Base2, metaclass=M):`, its bases possibly over several lines.
+_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_BASE_NAME = re.compile(r"(?<![=\w.])(?:\w+\.)*(\w+)\s*(?=[,\[]|$)")
+
+
+def derived_names(text: str) -> frozenset[str]:
+    """The last parts of the names a file's classes derive from (`Transform` for `class
+    Exp(dist.Transform)`), read from the text: which files may define subclasses of a class,
+    known without parsing them."""
+    return frozenset(match.group(1) for header in _CLASS_HEADER.finditer(text)
+                     for match in _BASE_NAME.finditer(header.group(1)))
+
+
+class Hierarchy:
+    """The scanned classes that derive from a class, directly or through other scanned classes.
+    `candidates(name)` gives the modules whose class statements name a base `name` (by its last
+    part), `load` a module's outline."""
+
+    def __init__(self, candidates: Callable[[str], Iterable[str]], load: Callable[[str], ModuleOutline | None]):
+        self._candidates = candidates
+        self._load = load
+        self._known: dict[str, frozenset[str]] = {}
+
+    def subclasses(self, qualified: str) -> frozenset[str]:
+        """Empty for a base so general that more than `_MOST_SUBCLASSES` scanned classes derive
+        from it: what such an object is cannot be told from it."""
+        known = self._known.get(qualified)
+        if known is not None:
+            return known
+        found: set[str] = set()
+        pending = [qualified]
+        while pending and len(found) <= _MOST_SUBCLASSES:
+            target = pending.pop()
+            for module in self._candidates(target.rpartition(".")[2]):
+                loaded = self._load(module)
+                for name, cls in (loaded.classes.items() if loaded is not None else ()):
+                    subclass = f"{module}.{name}"
+                    if subclass not in found and any(self._canonical(base) == target for base in cls.bases):
+                        found.add(subclass)
+                        pending.append(subclass)
+        self._known[qualified] = frozenset(found) if len(found) <= _MOST_SUBCLASSES else frozenset()
+        return self._known[qualified]
+
+    def _canonical(self, qualified: str) -> str:
+        """The name a class is defined under, through scanned re-exports (`from .transforms
+        import Exp` in a package's `__init__`)."""
+        for _ in range(_DEPTH):
+            module, _, name = qualified.rpartition(".")
+            loaded = self._load(module) if module else None
+            if loaded is None or name in loaded.classes or name not in loaded.imports:
+                break
+            qualified = loaded.imports[name]
+        return qualified
+
+
+# A base class that many more scanned classes derive from is too general to say what an object is.
+_MOST_SUBCLASSES = 64
 
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -67,9 +67,12 @@ class Analysis:
 
 class Project:
     def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
-                 config_roots: tuple[str, ...] = (), dynamo: DynamoSettings = NO_SETTINGS):
+                 config_roots: tuple[str, ...] = (), dynamo: DynamoSettings = NO_SETTINGS,
+                 subclasses: Callable[[str], frozenset[str]] | None = None):
         self.modules = modules
         self._load_module = load_module
+        # The scanned classes deriving from a class, by qualified name (engine.Unit._hierarchy).
+        self._subclasses = subclasses
         self.config_roots = config_roots
         self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
         # How each root is compiled: `fullgraph=True` on the `torch.compile` call that names it.
@@ -132,6 +135,51 @@ class Project:
 
     def annotation_kind(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
         return annotation_kind(annotation, self.expander(module))
+
+    def declared_value(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
+        """What an annotation declares: its kind, or, naming a class, an object of that class or
+        of a scanned class deriving from it (`transform: Transform` may hold any scanned
+        transform: a method called on it runs one of theirs)."""
+        kind = self.annotation_kind(annotation, module)
+        if kind != v.OTHER or isinstance(kind, v.Container):
+            return kind
+        classes = frozenset(c for member in _declared_members(annotation) for c in self._declared_classes(member, module))
+        return v.ModuleValue(classes) if classes else kind
+
+    def parameter_value(self, param: cst.Param, module: ModuleIndex) -> v.Value:
+        """A parameter nobody passed a value to (see `parameter_kind`), an object of the
+        classes its annotation names."""
+        declared = self.declared_value(param.annotation.annotation, module) if param.annotation is not None else None
+        return declared if isinstance(declared, v.ModuleValue) else parameter_kind(param, self.expander(module))
+
+    def attribute_parameter_value(self, info: ClassInfo, attr: str) -> v.Value | None:
+        """`self.transform = transform` in `__init__`: an object of the classes the parameter's
+        annotation names (a tuple of them for `*transforms: Transform`); None when it names none."""
+        init = info.methods.get("__init__")
+        name = info.attr_params.get(attr)
+        if init is None or name is None:
+            return None
+        params = init.node.params
+        star = params.star_arg
+        if isinstance(star, cst.Param) and star.name.value == name:
+            return self._declared_spread(star, info.module)
+        param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+        if param is None or param.annotation is None:
+            return None
+        declared = self.declared_value(param.annotation.annotation, info.module)
+        return declared if isinstance(declared, v.ModuleValue) else None
+
+    def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
+        qualified = module.qualify(dotted_name(annotation))
+        if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS or is_torch_module_base(qualified):
+            return frozenset()
+        info = self.find_class(qualified)
+        if info is not None:
+            qualified = f"{info.module.name}.{info.name}"
+        classes = ({qualified} if info is not None else set()) | (self._subclasses(qualified) if self._subclasses else set())
+        if any(self.instance_value(name) == v.UNKNOWN for name in classes):
+            return frozenset()  # a subclass of torch.Tensor: a tensor with methods of its own
+        return frozenset(classes)
 
     def _split(self, qualified: str) -> tuple[ModuleIndex, str] | None:
         parts = qualified.split(".")
@@ -346,7 +394,7 @@ class Project:
         from compilation is never walked, so what it returns is unknown. Until a function's first
         walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
-        declared = self.annotation_kind(returns.annotation, function.module) if returns is not None else None
+        declared = self.declared_value(returns.annotation, function.module) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
         if function.disabled:
@@ -418,7 +466,7 @@ class Project:
         for root in self.roots(only):
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
-            parameters[root.key] = _default_parameters(root, self.expander(root.module))
+            parameters[root.key] = self._default_parameters(root)
             compiled_as[root.key] = root.module.dynamo.merged(root.compile_settings).merged(
                 DynamoSettings(fullgraph=root.key in self._fullgraph_roots))
             enqueue(root)
@@ -464,8 +512,7 @@ class Project:
             for callee_key, by_caller in sites.items():
                 if key not in by_caller:
                     continue
-                merged = _parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c],
-                                                self.expander(functions[callee_key].module))
+                merged = self._parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
                 if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
                     enqueue(functions[callee_key])
@@ -482,13 +529,85 @@ class Project:
         for function in module.functions.values():
             if function.key not in analysis.results and not function.disabled:
                 dynamo = self.dynamo.merged(module.dynamo).merged(function.compile_settings)
-                parameters = _default_parameters(function, self.expander(function.module))
+                parameters = self._default_parameters(function)
                 results[function.key] = RegionWalker(self, function, handlers(), parameters,
                                                      dynamo).run()
                 analysis.functions[function.key] = function
         return results
 
+    def _default_parameters(self, function: FunctionInfo) -> dict[str, v.Value]:
+        """Parameters of a root: tensors unless annotated or defaulted as something else."""
+        values: dict[str, v.Value] = {}
+        node = function.node
+        if function.class_name is not None and not function.is_staticmethod:
+            first = [*node.params.posonly_params, *node.params.params][:1]
+            if first:
+                values[first[0].name.value] = v.SELF
+        for param in [*function.positional_params, *node.params.kwonly_params]:
+            values[param.name.value] = self.parameter_value(param, function.module)
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                # whatever the caller passes: not known to be tensors, unless declared
+                values[star.name.value] = self._declared_spread(star, function.module) or v.UNKNOWN
+        return values
 
+    def _parameters_from_sites(self, callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
+        """A helper's parameters: the join of what its call sites pass; defaults where nothing is."""
+        node = callee.node
+        module = callee.module
+        merged: dict[str, v.Value] = {}
+        if callee.class_name is not None and not callee.is_staticmethod:
+            first = [*node.params.posonly_params, *node.params.params][:1]
+            if first:
+                merged[first[0].name.value] = v.SELF
+        positional = callee.positional_params
+        by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
+        for name, param in by_name.items():
+            kinds = []
+            for site in sites:
+                index = next((i for i, p in enumerate(positional) if p.name.value == name), None)
+                if index is not None and index < len(site.arguments):
+                    kinds.append(v.as_passed(site.arguments[index]))
+                elif name in site.keywords:
+                    kinds.append(v.as_passed(site.keywords[name]))
+                elif site.spreads and param.default is None:
+                    kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
+                elif _defaults_to_none(param):
+                    kinds.append(v.NONE)  # left at its default: None, not an optional tensor
+                else:
+                    kinds.append(self.parameter_value(param, module))  # its default
+            passed = functools.reduce(v.join, kinds)
+            declared = self.declared_value(param.annotation.annotation, module) if param.annotation is not None else None
+            if declared is not None and not (isinstance(declared, v.ModuleValue) and isinstance(passed, v.ModuleValue)):
+                passed = declared  # an annotation is better evidence than a guess at the call site
+            merged[name] = passed
+        star_arg = node.params.star_arg
+        if isinstance(star_arg, cst.Param):
+            extra = [kind for site in sites for kind in site.arguments[len(positional):]]
+            holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for kind in extra)
+            spread = any(site.spreads for site in sites)
+            merged[star_arg.name.value] = self._declared_spread(star_arg, module) or (
+                v.TENSORS if holds_tensors else v.UNKNOWN if spread else v.OTHER)
+        if node.params.star_kwarg is not None:
+            named = set(by_name)
+            extra = [kind for site in sites for keyword, kind in site.keywords.items() if keyword not in named]
+            if any(kind in (v.TENSOR, v.TENSORS) for kind in extra):
+                merged[node.params.star_kwarg.name.value] = v.TENSORS
+            else:  # what a `**spread` at a call site holds is not known
+                merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
+        return merged
+
+    def _declared_spread(self, star: cst.Param, module: ModuleIndex) -> v.Value | None:
+        """`*transforms: Transform`: a tuple of objects of the classes the annotation names."""
+        if star.annotation is None:
+            return None
+        declared = self.declared_value(star.annotation.annotation, module)
+        return v.container(sort="tuple", elements=declared) if isinstance(declared, v.ModuleValue) else None
+
+
+# Modules whose classes do not say what an object is (`Any`, `object`, `Enum`) or are modelled as
+# kinds of their own (`torch.Tensor`, `numpy.ndarray`).
+_NOT_DECLARED_OBJECTS = frozenset({"builtins", "typing", "typing_extensions", "collections", "abc", "enum", "numpy"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _ALIAS_DEPTH = 4  # aliases of aliases, as deep as real code goes; a cycle stops there
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
@@ -499,67 +618,22 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _default_parameters(function: FunctionInfo, expand: Expand) -> dict[str, v.Value]:
-    """Parameters of a root: tensors unless annotated or defaulted as something else."""
-    values: dict[str, v.Value] = {}
-    node = function.node
-    if function.class_name is not None and not function.is_staticmethod:
-        first = [*node.params.posonly_params, *node.params.params][:1]
-        if first:
-            values[first[0].name.value] = v.SELF
-    for param in [*function.positional_params, *node.params.kwonly_params]:
-        values[param.name.value] = parameter_kind(param, expand)
-    for star in (node.params.star_arg, node.params.star_kwarg):
-        if isinstance(star, cst.Param):
-            values[star.name.value] = v.UNKNOWN  # whatever the caller passes: not known to be tensors
-    return values
-
-
-def _parameters_from_sites(callee: FunctionInfo, sites: list, expand: Expand) -> dict[str, v.Value]:
-    """A helper's parameters: the join of what its call sites pass; defaults where nothing is."""
-    node = callee.node
-    merged: dict[str, v.Value] = {}
-    if callee.class_name is not None and not callee.is_staticmethod:
-        first = [*node.params.posonly_params, *node.params.params][:1]
-        if first:
-            merged[first[0].name.value] = v.SELF
-    positional = callee.positional_params
-    by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
-    for name, param in by_name.items():
-        declared = annotation_kind(param.annotation.annotation, expand) if param.annotation is not None else None
-        if declared is not None:  # an annotation is better evidence than a guess at the call site
-            merged[name] = declared
-            continue
-        kinds = []
-        for site in sites:
-            index = next((i for i, p in enumerate(positional) if p.name.value == name), None)
-            if index is not None and index < len(site.arguments):
-                kinds.append(site.arguments[index])
-            elif name in site.keywords:
-                kinds.append(site.keywords[name])
-            elif site.spreads and param.default is None:
-                kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
-            elif _defaults_to_none(param):
-                kinds.append(v.NONE)  # left at its default: None, not an optional tensor
-            else:
-                kinds.append(parameter_kind(param, expand))  # its default
-        value = kinds[0]
-        for kind in kinds[1:]:
-            value = v.join(value, kind)
-        merged[name] = value
-    if isinstance(node.params.star_arg, cst.Param):
-        extra = [kind for site in sites for kind in site.arguments[len(positional):]]
-        holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for kind in extra)
-        spread = any(site.spreads for site in sites)
-        merged[node.params.star_arg.name.value] = v.TENSORS if holds_tensors else v.UNKNOWN if spread else v.OTHER
-    if node.params.star_kwarg is not None:
-        named = set(by_name)
-        extra = [kind for site in sites for keyword, kind in site.keywords.items() if keyword not in named]
-        if any(kind in (v.TENSOR, v.TENSORS) for kind in extra):
-            merged[node.params.star_kwarg.name.value] = v.TENSORS
-        else:  # what a `**spread` at a call site holds is not known
-            merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
-    return merged
+def _declared_members(annotation: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The types an annotation allows: `Optional[X]`, `X | None`, `Union[X, Y]`, `"X"` unwrapped."""
+    if isinstance(annotation, cst.SimpleString):
+        text = annotation.evaluated_value
+        try:
+            return _declared_members(cst.parse_expression(text)) if isinstance(text, str) else []
+        except cst.ParserSyntaxError:
+            return []
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return [*_declared_members(annotation.left), *_declared_members(annotation.right)]
+    if isinstance(annotation, cst.Subscript):
+        generic = (dotted_name(annotation.value) or "").rpartition(".")[2]
+        if generic in ("Optional", "Union"):
+            return [m for e in annotation.slice if isinstance(e.slice, cst.Index) for m in _declared_members(e.slice.value)]
+        return []
+    return [annotation]
 
 
 def _names_wraps(decorator: cst.BaseExpression) -> bool:
@@ -578,7 +652,9 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
     frame eagerly (for a loop, "graph break in loop, frame skipped": the whole frame it was
     tracing, from the last break it resumed after), so the function's later constructs never
     break. Fixing that first break brings them back, and breakscan reports them then. What breaks
-    only in eager code (`only_if_eager`) is kept where the code runs eagerly, and nowhere else."""
+    only in eager code (`only_if_eager`) is kept where the code runs eagerly, and nowhere else;
+    what breaks only when a function it calls breaks (`if_callees_break`) is kept when one does,
+    and the function then falls back to eager from there, as after a break in a loop."""
     may_break: dict[str, bool] = {}
 
     def breaks(key: str) -> bool:
@@ -586,15 +662,16 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
             may_break[key] = False  # recursion: assume not while it is being decided
             result = results.get(key)
             may_break[key] = result is not None and (
-                any(f.severity == "error" and not f.only_if_eager for f in result.findings)
+                any(f.severity == "error" and not f.only_if_eager and not f.if_callees_break for f in result.findings)
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
     for result in results.values():
+        result.findings = [f for f in result.findings if any(map(breaks, f.if_callees_break)) or not f.if_callees_break]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
         breaking_calls = [s for s in result.calls if breaks(s.callee.key)]
-        in_loop = ([f.order for f in certain if f.in_loop] + [s.order for s in breaking_calls if s.in_loop]
-                   + result.frame_skips)
+        in_loop = ([f.order for f in certain if f.in_loop or f.if_callees_break]
+                   + [s.order for s in breaking_calls if s.in_loop] + result.frame_skips)
         in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]
         skip_from = min(in_loop + in_try, default=None)
         eager_from = None

@@ -74,9 +74,13 @@ NUMBERS = frozenset({INT, FLOAT, BOOL})
 
 @dataclass(frozen=True)
 class ModuleValue:
-    """An nn.Module instance; `classes` are qualified class names it may be built from."""
+    """An nn.Module instance, or an object of another scanned class; `classes` are qualified class
+    names it may be built from. `fresh`: built by the function that holds it (there, or in a call
+    that returned it), not passed in or read from an attribute: TorchDynamo cannot rebuild a
+    method bound to it to resume after a break inside that method."""
 
     classes: frozenset[str]
+    fresh: bool = False
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,11 @@ def numpy_call_value(function: str, arguments: list[Value]) -> Kind:
     return TENSOR
 
 
+def as_passed(value: Value) -> Value:
+    """A value as the function it is passed to holds it: an object is not built there."""
+    return ModuleValue(value.classes) if isinstance(value, ModuleValue) and value.fresh else value
+
+
 def is_plain(value: Value) -> bool:
     """A Python value known not to be a tensor."""
     return value in PLAIN
@@ -240,7 +249,7 @@ def join(a: Value, b: Value) -> Value:
             return a
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
-        return ModuleValue(a.classes | b.classes)
+        return ModuleValue(a.classes | b.classes, a.fresh and b.fresh)
     if isinstance(a, MethodValue) and isinstance(b, MethodValue):
         return MethodValue(a.classes | b.classes, a.names | b.names)
     if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):

@@ -51,6 +51,8 @@ class RawFinding:
     # It breaks only where the code runs eagerly, after a break TorchDynamo cannot resume from
     # (a comprehension then compiled as a frame of its own); kept or dropped by the region pass.
     only_if_eager: bool = False
+    # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
+    if_callees_break: tuple[str, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
 
 
@@ -178,6 +180,10 @@ class RegionContext:
     def callee(self, call: cst.Call) -> FunctionInfo | None:
         return self._walker.project.resolve_call(self._walker, call)
 
+    def callees(self, call: cst.Call) -> list[FunctionInfo]:
+        """Every scanned function the call may run (a method of each class the object may be)."""
+        return self._walker.project.resolve_calls(self._walker, call)
+
     def calls_disabled(self, call: cst.Call) -> bool:
         """A call of a `torch.compiler.disable`d function, or of a `f = disable(g)` wrapper from
         any scanned module."""
@@ -197,12 +203,13 @@ class RegionContext:
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
-               only_if_eager: bool = False) -> None:
+               only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = ()) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
         where the function runs eagerly after a break TorchDynamo cannot resume from (the region
-        pass keeps it there and drops it elsewhere)."""
+        pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
+        when one of these functions breaks (the region pass keeps it then, and drops it else)."""
         walker = self._walker
         if self._captured(rule, node):
             return
@@ -219,7 +226,7 @@ class RegionContext:
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
-                       only_if_eager=only_if_eager)
+                       only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break))
         )
 
     def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -535,9 +542,14 @@ class RegionWalker(cst.CSTVisitor):
                     methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
                     if methods:
                         return v.MethodValue(self._instance_classes(base), frozenset(methods))
+                if attr in info.attr_params:
+                    declared = self.project.attribute_parameter_value(info, attr)
+                    if declared is not None:
+                        return declared
                 if attr in info.attr_kinds:
                     return info.attr_kinds[attr]
-            if attr in ("weight", "bias") and isinstance(base, v.ModuleValue):
+            if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
+                    self.project.is_module_class(info) for info in classes):
                 return v.TENSOR
             if attr == "training":
                 return v.BOOL
@@ -654,7 +666,7 @@ class RegionWalker(cst.CSTVisitor):
             return functools.reduce(v.join, returned)
         built = self.built_classes(func)
         if built:
-            return v.ModuleValue(frozenset(built))
+            return v.ModuleValue(frozenset(built), fresh=True)
         qualified = self.qualname(func)
         if qualified:
             if qualified.startswith("torch."):

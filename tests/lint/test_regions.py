@@ -2,6 +2,7 @@
 
 import textwrap
 
+from breakscan.cache import LintCache
 from breakscan.config import Config
 from breakscan.lint.linter import lint_paths
 from tests.helpers import lint_source
@@ -607,7 +608,8 @@ def test_a_table_of_classes_dispatches_to_each_class_and_building_one_runs_its_i
             return solver.integrate(t)
     """))
     found = sorted((f.line, f.rule) for f in outcome.findings)
-    assert found == [(9, "BS103"), (13, "BS201"), (19, "BS201")]
+    # The solver is built in `solve`, and each `integrate` breaks: so does the call (BS209).
+    assert found == [(9, "BS103"), (13, "BS201"), (19, "BS201"), (28, "BS209")]
 
 
 def test_methods_held_by_attributes_built_by_overridden_factories_or_named_by_patterns_are_followed(tmp_path):
@@ -756,3 +758,117 @@ def test_a_decorators_wrapper_runs_with_the_decorated_function_and_is_given_what
     found = [(f.line, f.rule) for f in outcome.findings]
     assert found == [(7, "BS201"), (10, "BS101")]
     assert outcome.findings[0].chain == ("Model.forward", "checked.<locals>.wrapper")
+
+
+def test_an_object_declared_by_its_base_class_runs_the_scanned_subclasses_methods(tmp_path):
+    """`transform: Transform` kept in `__init__` may hold any scanned subclass of Transform (one
+    of torch's, here), however many files away: a method called on it runs each subclass's own."""
+    (tmp_path / "transforms.py").write_text(src("""
+        from torch.distributions import Transform
+
+        class Base(Transform):
+            def call_and_ladj(self, x):
+                return x, x.sum()
+
+        class Shift(Base):
+            def call_and_ladj(self, x):
+                return x + 1, x.sum().item()
+
+        class Exp(Transform):
+            def call_and_ladj(self, x):
+                print(x)
+                return x.exp(), x
+
+        class Unused:
+            def call_and_ladj(self, x):
+                return x, x.sum().item()
+    """))
+    (tmp_path / "flows.py").write_text(src("""
+        from typing import Optional
+        import torch
+        from torch.distributions import Transform
+
+        class Composed:
+            def __init__(self, *transforms: Transform):
+                self.transforms = transforms
+
+            def call_and_ladj(self, x):
+                for t in self.transforms:
+                    x, ladj = t.call_and_ladj(x)
+                return x
+
+        class Flow(torch.nn.Module):
+            def __init__(self, transform: Optional[Transform], composed: "Composed"):
+                super().__init__()
+                self.transform = transform
+                self.composed = composed
+
+            def forward(self, x):
+                y, ladj = self.transform.call_and_ladj(x)
+                return self.composed.call_and_ladj(y)
+    """))
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    found = sorted((f.path.rsplit("/", 1)[1], f.line, f.rule) for f in outcome.findings)
+    assert found == [("transforms.py", 9, "BS101"), ("transforms.py", 13, "BS401")]
+    assert {f.chain for f in outcome.findings if f.line == 9} >= {("Flow.forward", "Shift.call_and_ladj")}
+
+
+def test_the_cache_notices_a_new_subclass_of_a_declared_class(tmp_path):
+    cache = LintCache(str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text(src("""
+        import torch
+        from steps import Step
+
+        class Model(torch.nn.Module):
+            def __init__(self, step: Step):
+                super().__init__()
+                self.step = step
+
+            def forward(self, x):
+                return self.step.apply(x)
+    """))
+    (project / "steps.py").write_text("class Step:\n    def apply(self, x):\n        return x\n")
+    (project / "more_steps.py").write_text("class Scalar:\n    pass\n")
+    assert lint_paths([str(project)], Config(), jobs=1, cache=cache).findings == []
+    (project / "more_steps.py").write_text(src("""
+        from steps import Step
+
+        class Scalar(Step):
+            def apply(self, x):
+                return x.sum().item()
+    """))
+    found = lint_paths([str(project)], Config(), jobs=1, cache=cache).findings
+    assert [(f.path.rsplit("/", 1)[1], f.line) for f in found] == [("more_steps.py", 5)]
+
+
+def test_after_a_method_of_an_object_built_here_breaks_the_function_runs_eagerly(tmp_path):
+    """TorchDynamo cannot resume after the break in `integrate` (BS209): `fn` falls back to eager
+    from there, so its `print` does not break; a helper given the object resumes, and its
+    `print` does."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Solver:
+            def __init__(self, y):
+                self.y = y
+
+            def integrate(self, t):
+                if (self.y * t).sum() > 0:
+                    t = t + 1
+                return t
+
+        def helper(solver, x):
+            y = solver.integrate(x)
+            print(y)
+            return y
+
+        @torch.compile
+        def fn(x):
+            y = helper(Solver(x), x)
+            out = Solver(x).integrate(y)
+            print(out)
+            return out
+    """))
+    assert sorted((f.line, f.rule) for f in outcome.findings) == [(8, "BS201"), (14, "BS401"), (20, "BS209")]

@@ -1,0 +1,148 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+
+
+class FreshObjectMethod(Rule):
+    id = "BS209"
+    name = "break-in-method-of-object-built-here"
+    gb_ids = ("GB0092",)
+    message = ("this calls a method of an object this function built, and the method breaks: TorchDynamo cannot "
+               "rebuild the bound method to resume after that break (Reconstruction failure, GB0092), so it "
+               "breaks here too and runs the rest of the function eagerly")
+    fix_hint = ("fix the break inside the method; or build the object outside the compiled code (in `__init__`), "
+                "or call the method from a helper the object is passed to")
+    docs = """
+    ## What it does
+    Flags a method call (`solver.integrate(t)`, `Solver(y).integrate(t)`, `make().step(x)`) on
+    an object of a scanned class that is not an nn.Module, when the function making the call
+    built the object (there, or in a call that returned it) and the method breaks the graph
+    (itself, or in a function it calls).
+
+    ## Why is this bad?
+    To resume after a graph break inside a call, TorchDynamo rebuilds the caller's frame in
+    generated code, the method being called included. A method bound to an object that was
+    built while tracing has nothing to be rebuilt from ("Reconstruction failure", GB0092): the
+    break cannot be resumed from, and TorchDynamo skips the whole function, which then runs
+    eagerly, its own graph lost. An object passed in (or read from an attribute) is rebuilt
+    from where it came from, so the same call in a helper the object is passed to, or on an
+    object built in `__init__`, resumes normally after the method's own break.
+
+    ## Example
+    ```python
+    class Solver:
+        def integrate(self, t):
+            if (self.y * t).sum() > 0:   # breaks
+                ...
+
+    def forward(self, x):
+        solver = Solver(x)
+        return solver.integrate(x) + 1   # breaks again: forward falls back to eager
+    ```
+
+    ## Use instead
+    ```python
+    def integrate(solver, t):
+        return solver.integrate(t)
+
+    def forward(self, x):
+        return integrate(Solver(x), x) + 1   # only the method's own break remains
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            class Solver:
+                def __init__(self, y):
+                    self.y = y
+
+                def integrate(self, t):
+                    z = self.y * t
+                    if z.sum() > 0:  # break (another rule)
+                        z = z + 1
+                    return z
+
+            @torch.compile
+            def fn(x):
+                solver = Solver(x)
+                return solver.integrate(x) + 1  # break
+        """),
+        Example("""
+            import torch
+
+            class Solver:
+                def __init__(self, y):
+                    self.y = y
+
+                def integrate(self, t):
+                    return step(self.y * t)
+
+            def step(z):
+                if z.sum() > 0:  # break (another rule)
+                    z = z + 1
+                return z
+
+            class Holder:
+                def __init__(self, y):
+                    self.y = y
+
+                def make(self):
+                    return Solver(self.y)
+
+            @torch.compile
+            def fn(x):
+                return Holder(x).make().integrate(x) + 1  # break
+        """),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            class Solver:
+                def __init__(self, y):
+                    self.y = y
+
+                def integrate(self, t):
+                    z = self.y * t
+                    if z.sum() > 0:  # break (another rule)
+                        z = z + 1
+                    return z
+
+            def integrate(solver, t):
+                return solver.integrate(t)
+
+            @torch.compile
+            def fn(x):
+                return integrate(Solver(x), x) + 1
+        """),
+        Example("""
+            import torch
+
+            class Solver:
+                def __init__(self, y):
+                    self.y = y
+
+                def integrate(self, t):
+                    return self.y * t + 1
+
+            @torch.compile
+            def fn(x):
+                solver = Solver(x)
+                return solver.integrate(x) + 1
+        """),
+    )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if not isinstance(node.func, cst.Attribute):
+            return
+        receiver = ctx.value(node.func.value)
+        if not (isinstance(receiver, v.ModuleValue) and receiver.fresh):
+            return
+        classes = [ctx.find_class(name) for name in receiver.classes]
+        if any(info is None or ctx.is_module_class(info) for info in classes):
+            return  # an nn.Module built in the function is another kind of object to TorchDynamo
+        callees = ctx.callees(node)
+        if callees:
+            ctx.report(self, node, if_callees_break=tuple(callees))
