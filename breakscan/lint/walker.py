@@ -160,6 +160,13 @@ class RegionContext:
         cls = self._walker.cls
         return cls is not None and self._walker.project.is_module_class(cls)
 
+    def is_module(self, value: v.Value) -> bool:
+        """An nn.Module instance: every class the object may be built from is one (torch's own,
+        or a scanned class deriving from one), not another object of a scanned class."""
+        return isinstance(value, v.ModuleValue) and bool(value.classes) and all(
+            name.startswith("torch.nn.") or ((info := self.find_class(name)) is not None and self.is_module_class(info))
+            for name in value.classes)
+
     def is_passed_in(self, node: cst.BaseExpression) -> bool:
         """`node` names a parameter of this function not rebound before here: what the caller
         passed (a graph input when this is the compiled function)."""

@@ -185,7 +185,7 @@ def _compiled_frame(node: cst.ListComp | cst.SetComp | cst.DictComp, ctx) -> tup
 def _holds_torch(value: v.Value, ctx) -> bool | None:
     """What `has_tensor_in_frame` finds in a local: a tensor, a module, or a container of them;
     None when the value is not known."""
-    if isinstance(value, v.ModuleValue) or (value == v.SELF and ctx.self_is_module()) or (
+    if ctx.is_module(value) or (value == v.SELF and ctx.self_is_module()) or (
             isinstance(value, v.Kind) and (value.family or value.name) in ("tensor", "tensors")):
         return True
     if value in (v.UNKNOWN, v.MAYBE_TENSOR):

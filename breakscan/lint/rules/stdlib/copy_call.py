@@ -141,7 +141,7 @@ class CopyCall(Rule):
 
 def _holds_tensors(node: cst.BaseExpression, ctx) -> bool:
     value = ctx.value(node)
-    return value in (v.TENSOR, v.TENSORS, v.SELF) or isinstance(value, v.ModuleValue)
+    return value in (v.TENSOR, v.TENSORS, v.SELF) or ctx.is_module(value)
 
 
 def _is_mutable_container(node: cst.BaseExpression, ctx) -> bool:
