@@ -144,7 +144,7 @@ class Project:
         if kind != v.OTHER or isinstance(kind, v.Container):
             return kind
         classes = frozenset(c for member in _declared_members(annotation) for c in self._declared_classes(member, module))
-        return v.ModuleValue(classes) if classes else kind
+        return v.ModuleValue(classes, declared=True) if classes else kind
 
     def parameter_value(self, param: cst.Param, module: ModuleIndex) -> v.Value:
         """A parameter nobody passed a value to (see `parameter_kind`), an object of the
@@ -372,13 +372,14 @@ class Project:
         return found
 
     def _methods_of(self, instance: v.ModuleValue, name: str) -> list[FunctionInfo]:
-        """The method `name` of each class an object may be built from, bound to that class."""
+        """The method `name` of each class an object may be built from, bound to that class (for
+        an object an annotation declares, as the class defining it has it: see ModuleValue)."""
         found: list[FunctionInfo] = []
         for qualified in sorted(instance.classes):
             info = self.find_class(qualified)
             method = self.method(self.class_lineage(info), name) if info is not None else None
             if method is not None:
-                bound = self.bound(method, info)
+                bound = method if instance.declared else self.bound(method, info)
                 if all(bound.key != known.key for known in found):
                     found.append(bound)
         return found
@@ -545,10 +546,11 @@ class Project:
                 values[first[0].name.value] = v.SELF
         for param in [*function.positional_params, *node.params.kwonly_params]:
             values[param.name.value] = self.parameter_value(param, function.module)
-        for star in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(star, cst.Param):
-                # whatever the caller passes: not known to be tensors, unless declared
-                values[star.name.value] = self._declared_spread(star, function.module) or v.UNKNOWN
+        star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
+        if isinstance(star_arg, cst.Param):  # whatever the caller passes, unless declared
+            values[star_arg.name.value] = self._declared_spread(star_arg, function.module) or v.UNKNOWN
+        if star_kwarg is not None:
+            values[star_kwarg.name.value] = v.UNKNOWN
         return values
 
     def _parameters_from_sites(self, callee: FunctionInfo, sites: list) -> dict[str, v.Value]:

@@ -11,6 +11,7 @@ returns. Unknown is never taken for a tensor.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -81,6 +82,9 @@ class ModuleValue:
 
     classes: frozenset[str]
     fresh: bool = False
+    # Named by an annotation (`cache: Cache`): any class deriving from it, so a method many of them
+    # inherit runs as its own class has it, once, not once per class.
+    declared: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,7 +231,7 @@ def numpy_call_value(function: str, arguments: list[Value]) -> Kind:
 
 def as_passed(value: Value) -> Value:
     """A value as the function it is passed to holds it: an object is not built there."""
-    return ModuleValue(value.classes) if isinstance(value, ModuleValue) and value.fresh else value
+    return dataclasses.replace(value, fresh=False) if isinstance(value, ModuleValue) and value.fresh else value
 
 
 def is_plain(value: Value) -> bool:
@@ -249,7 +253,7 @@ def join(a: Value, b: Value) -> Value:
             return a
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
-        return ModuleValue(a.classes | b.classes, a.fresh and b.fresh)
+        return ModuleValue(a.classes | b.classes, a.fresh and b.fresh, a.declared or b.declared)
     if isinstance(a, MethodValue) and isinstance(b, MethodValue):
         return MethodValue(a.classes | b.classes, a.names | b.names)
     if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):
