@@ -100,7 +100,8 @@ def load_config(path: str) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(_toml_problem(path, error)) from None
     table = data.get("tool", {}).get("breakscan", {})
-    if os.path.basename(path) == "breakscan.toml" and not table:
+    if os.path.basename(path) != "pyproject.toml" and not table:
+        # breakscan.toml, or any other file given with --config (`ci.toml`): its top-level keys.
         table = {k: v for k, v in data.items() if k != "tool"}
     unknown = set(table) - _KEYS
     if unknown:

@@ -112,6 +112,17 @@ def test_a_pyproject_without_our_table_is_passed_over(tmp_path):
     assert find_config(str(sub)) == str(tmp_path / "breakscan.toml")
 
 
+def test_a_config_file_of_another_name_holds_its_keys_at_the_top_level(tmp_path):
+    """`--config ci.toml` reads the file as breakscan.toml is read (ruff reads `--config` files
+    that way too); it was read as a pyproject.toml, and its keys were passed over in silence."""
+    (tmp_path / "ci.toml").write_text('select = ["BS1"]\nroots = ["model.step"]\n')
+    config = load_config(str(tmp_path / "ci.toml"))
+    assert (config.select, config.roots) == (("BS1",), ("model.step",))
+    (tmp_path / "bad.toml").write_text('selec = ["BS1"]\n')
+    with pytest.raises(ConfigError, match="unknown .* keys: selec"):
+        load_config(str(tmp_path / "bad.toml"))
+
+
 def test_per_file_ignores_must_list_rule_ids(tmp_path):
     configure(tmp_path, '[tool.breakscan.per-file-ignores]\n"*.py" = 3\n')
     with pytest.raises(ConfigError, match="per-file-ignores `\\*.py` must be a list of rule ids"):
