@@ -122,19 +122,23 @@ def derived_names(text: str) -> frozenset[str]:
 
 
 class Hierarchy:
-    """The scanned classes that derive from a class, directly or through other scanned classes.
+    """The scanned classes that derive from a class, directly or through other scanned classes, in
+    a package: what a value declared with that class in the package may be (a model library's
+    `nn.Embedding` subclasses in other models' folders are not what one model's layer is given).
     `candidates(name)` gives the modules whose class statements name a base `name` (by its last
     part), `load` a module's outline."""
 
     def __init__(self, candidates: Callable[[str], Iterable[str]], load: Callable[[str], ModuleOutline | None]):
         self._candidates = candidates
         self._load = load
-        self._known: dict[str, frozenset[str]] = {}
+        self._known: dict[tuple[str, str], frozenset[str]] = {}
 
-    def subclasses(self, qualified: str) -> frozenset[str]:
-        """Empty for a base so general that more than `_MOST_SUBCLASSES` scanned classes derive
-        from it: what such an object is cannot be told from it."""
-        known = self._known.get(qualified)
+    def subclasses(self, qualified: str, within: str = "") -> frozenset[str]:
+        """Those defined in package `within` (its modules and its subpackages'; every scanned
+        module for ""). Empty for a base so general that more than `_MOST_SUBCLASSES` of them
+        derive from it: what such an object is cannot be told from it."""
+        key = (qualified, within)
+        known = self._known.get(key)
         if known is not None:
             return known
         found: set[str] = set()
@@ -142,14 +146,16 @@ class Hierarchy:
         while pending and len(found) <= _MOST_SUBCLASSES:
             target = pending.pop()
             for module in self._candidates(target.rpartition(".")[2]):
+                if within and module != within and not module.startswith(within + "."):
+                    continue
                 loaded = self._load(module)
                 for name, cls in (loaded.classes.items() if loaded is not None else ()):
                     subclass = f"{module}.{name}"
                     if subclass not in found and any(self._canonical(base) == target for base in cls.bases):
                         found.add(subclass)
                         pending.append(subclass)
-        self._known[qualified] = frozenset(found) if len(found) <= _MOST_SUBCLASSES else frozenset()
-        return self._known[qualified]
+        self._known[key] = frozenset(found) if len(found) <= _MOST_SUBCLASSES else frozenset()
+        return self._known[key]
 
     def _canonical(self, qualified: str) -> str:
         """The name a class is defined under, through scanned re-exports (`from .transforms

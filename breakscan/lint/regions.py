@@ -68,10 +68,10 @@ class Analysis:
 class Project:
     def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
                  config_roots: tuple[str, ...] = (), dynamo: DynamoSettings = NO_SETTINGS,
-                 subclasses: Callable[[str], frozenset[str]] | None = None):
+                 subclasses: Callable[[str, str], frozenset[str]] | None = None):
         self.modules = modules
         self._load_module = load_module
-        # The scanned classes deriving from a class, by qualified name (engine.Unit._hierarchy).
+        # The scanned classes deriving from a class, by qualified name, in a package (engine.Unit._hierarchy).
         self._subclasses = subclasses
         self.config_roots = config_roots
         self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
@@ -136,14 +136,17 @@ class Project:
     def annotation_kind(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
         return annotation_kind(annotation, self.expander(module))
 
-    def declared_value(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
+    def declared_value(self, annotation: cst.BaseExpression, module: ModuleIndex,
+                       subclasses: bool = True) -> v.Value | None:
         """What an annotation declares: its kind, or, naming a class, an object of that class or
-        of a scanned class deriving from it (`transform: Transform` may hold any scanned
-        transform: a method called on it runs one of theirs)."""
+        (with `subclasses`: what a caller chooses, not what a function returns) of a scanned class
+        of the module's package deriving from it (`transform: Transform` may hold any of the
+        package's transforms: a method called on it runs each one's)."""
         kind = self.annotation_kind(annotation, module)
         if kind != v.OTHER or isinstance(kind, v.Container):
             return kind
-        classes = frozenset(c for member in _declared_members(annotation) for c in self._declared_classes(member, module))
+        classes = frozenset(c for member in _declared_members(annotation)
+                            for c in self._declared_classes(member, module, subclasses))
         return v.ModuleValue(classes, declared=True) if classes else kind
 
     def parameter_value(self, param: cst.Param, module: ModuleIndex) -> v.Value:
@@ -169,16 +172,18 @@ class Project:
         declared = self.declared_value(param.annotation.annotation, info.module)
         return declared if isinstance(declared, v.ModuleValue) else None
 
-    def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
+    def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex, subclasses: bool) -> frozenset[str]:
         qualified = module.qualify(dotted_name(annotation))
         if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS or is_torch_module_base(qualified):
             return frozenset()
+        if self.instance_value(qualified) == v.UNKNOWN and self.find_class(qualified) is not None:
+            return frozenset()  # a subclass of torch.Tensor: a tensor with methods of its own
         info = self.find_class(qualified)
         if info is not None:
             qualified = f"{info.module.name}.{info.name}"
-        classes = ({qualified} if info is not None else set()) | (self._subclasses(qualified) if self._subclasses else set())
-        if any(self.instance_value(name) == v.UNKNOWN for name in classes):
-            return frozenset()  # a subclass of torch.Tensor: a tensor with methods of its own
+        classes = {qualified} if info is not None else set()
+        if subclasses and self._subclasses is not None:
+            classes |= self._subclasses(qualified, module.package)
         return frozenset(classes)
 
     def _split(self, qualified: str) -> tuple[ModuleIndex, str] | None:
@@ -395,7 +400,7 @@ class Project:
         from compilation is never walked, so what it returns is unknown. Until a function's first
         walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
-        declared = self.declared_value(returns.annotation, function.module) if returns is not None else None
+        declared = self.declared_value(returns.annotation, function.module, subclasses=False) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
         if function.disabled:
