@@ -135,8 +135,8 @@ class Hierarchy:
 
     def subclasses(self, qualified: str, within: str = "") -> frozenset[str]:
         """Those defined in package `within` (its modules and its subpackages'; every scanned
-        module for ""). Empty for a base so general that more than `_MOST_SUBCLASSES` of them
-        derive from it: what such an object is cannot be told from it."""
+        module for ""). Empty for a base so general that more than `_MOST_SUBCLASSES` of them, or
+        of `_MOST_MODULES` modules, derive from it: what such an object is cannot be told from it."""
         key = (qualified, within)
         known = self._known.get(key)
         if known is not None:
@@ -154,7 +154,9 @@ class Hierarchy:
                     if subclass not in found and any(self._canonical(base) == target for base in cls.bases):
                         found.add(subclass)
                         pending.append(subclass)
-        self._known[key] = frozenset(found) if len(found) <= _MOST_SUBCLASSES else frozenset()
+        modules = {name.rpartition(".")[0] for name in found}
+        general = len(found) > _MOST_SUBCLASSES or len(modules) > _MOST_MODULES
+        self._known[key] = frozenset() if general else frozenset(found)
         return self._known[key]
 
     def _canonical(self, qualified: str) -> str:
@@ -169,8 +171,11 @@ class Hierarchy:
         return qualified
 
 
-# A base class that many more scanned classes derive from is too general to say what an object is.
+# A base class that many more scanned classes derive from, or classes in many more modules, is too
+# general to say what an object is (and reading what each may do would parse every one of those
+# modules: on torch's own sources, twice the time and memory of the whole lint).
 _MOST_SUBCLASSES = 64
+_MOST_MODULES = 4
 
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
