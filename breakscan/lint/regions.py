@@ -136,24 +136,19 @@ class Project:
     def annotation_kind(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
         return annotation_kind(annotation, self.expander(module))
 
-    def declared_value(self, annotation: cst.BaseExpression, module: ModuleIndex,
-                       subclasses: bool = True) -> v.Value | None:
-        """What an annotation declares: its kind, or, naming a class, an object of that class or
-        (with `subclasses`: what a caller chooses, not what a function returns) of a scanned class
-        of the module's package deriving from it (`transform: Transform` may hold any of the
-        package's transforms: a method called on it runs each one's)."""
+    def declared_value(self, annotation: cst.BaseExpression, module: ModuleIndex) -> v.Value | None:
+        """What an annotation declares: its kind, or, naming a class, an object of that class or of
+        a scanned class of the module's package deriving from it (`transform: Transform` may hold
+        any of the package's transforms: a method called on it runs each one's)."""
         kind = self.annotation_kind(annotation, module)
         if kind != v.OTHER or isinstance(kind, v.Container):
             return kind
-        classes = frozenset(c for member in _declared_members(annotation)
-                            for c in self._declared_classes(member, module, subclasses))
+        classes = frozenset(c for member in _declared_members(annotation) for c in self._declared_classes(member, module))
         return v.ModuleValue(classes, declared=True) if classes else kind
 
     def parameter_value(self, param: cst.Param, module: ModuleIndex) -> v.Value:
-        """A parameter nobody passed a value to (see `parameter_kind`), an object of the
-        classes its annotation names."""
-        declared = self.declared_value(param.annotation.annotation, module) if param.annotation is not None else None
-        return declared if isinstance(declared, v.ModuleValue) else parameter_kind(param, self.expander(module))
+        """A parameter nobody passed a value to (see `parameter_kind`)."""
+        return parameter_kind(param, self.expander(module))
 
     def attribute_parameter_value(self, info: ClassInfo, attr: str) -> v.Value | None:
         """`self.transform = transform` in `__init__`: an object of the classes the parameter's
@@ -172,7 +167,7 @@ class Project:
         declared = self.declared_value(param.annotation.annotation, info.module)
         return declared if isinstance(declared, v.ModuleValue) else None
 
-    def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex, subclasses: bool) -> frozenset[str]:
+    def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
         qualified = module.qualify(dotted_name(annotation))
         if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS or is_torch_module_base(qualified):
             return frozenset()
@@ -182,7 +177,7 @@ class Project:
         if info is not None:
             qualified = f"{info.module.name}.{info.name}"
         classes = {qualified} if info is not None else set()
-        if subclasses and self._subclasses is not None:
+        if self._subclasses is not None:
             classes |= self._subclasses(qualified, module.package)
         return frozenset(classes)
 
@@ -400,7 +395,7 @@ class Project:
         from compilation is never walked, so what it returns is unknown. Until a function's first
         walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
-        declared = self.declared_value(returns.annotation, function.module, subclasses=False) if returns is not None else None
+        declared = self.annotation_kind(returns.annotation, function.module) if returns is not None else None
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
             return declared
         if function.disabled:
@@ -584,8 +579,8 @@ class Project:
                 else:
                     kinds.append(self.parameter_value(param, module))  # its default
             passed = functools.reduce(v.join, kinds)
-            declared = self.declared_value(param.annotation.annotation, module) if param.annotation is not None else None
-            if declared is not None and not (isinstance(declared, v.ModuleValue) and isinstance(passed, v.ModuleValue)):
+            declared = self.annotation_kind(param.annotation.annotation, module) if param.annotation is not None else None
+            if declared is not None and not isinstance(passed, v.ModuleValue):
                 passed = declared  # an annotation is better evidence than a guess at the call site
             merged[name] = passed
         star_arg = node.params.star_arg
