@@ -146,10 +146,6 @@ class Project:
         classes = frozenset(c for member in _declared_members(annotation) for c in self._declared_classes(member, module))
         return v.ModuleValue(classes, declared=True) if classes else kind
 
-    def parameter_value(self, param: cst.Param, module: ModuleIndex) -> v.Value:
-        """A parameter nobody passed a value to (see `parameter_kind`)."""
-        return parameter_kind(param, self.expander(module))
-
     def attribute_parameter_value(self, info: ClassInfo, attr: str) -> v.Value | None:
         """`self.transform = transform` in `__init__`: an object of the classes the parameter's
         annotation names (a tuple of them for `*transforms: Transform`); None when it names none."""
@@ -171,10 +167,10 @@ class Project:
         qualified = module.qualify(dotted_name(annotation))
         if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS or is_torch_module_base(qualified):
             return frozenset()
-        if self.instance_value(qualified) == v.UNKNOWN and self.find_class(qualified) is not None:
-            return frozenset()  # a subclass of torch.Tensor: a tensor with methods of its own
         info = self.find_class(qualified)
         if info is not None:
+            if self.instance_value(qualified) == v.UNKNOWN:
+                return frozenset()  # a subclass of torch.Tensor: a tensor with methods of its own
             qualified = f"{info.module.name}.{info.name}"
         classes = {qualified} if info is not None else set()
         if self._subclasses is not None:
@@ -545,7 +541,7 @@ class Project:
             if first:
                 values[first[0].name.value] = v.SELF
         for param in [*function.positional_params, *node.params.kwonly_params]:
-            values[param.name.value] = self.parameter_value(param, function.module)
+            values[param.name.value] = parameter_kind(param, self.expander(function.module))
         star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
         if isinstance(star_arg, cst.Param):  # whatever the caller passes, unless declared
             values[star_arg.name.value] = self._declared_spread(star_arg, function.module) or v.UNKNOWN
@@ -577,7 +573,7 @@ class Project:
                 elif _defaults_to_none(param):
                     kinds.append(v.NONE)  # left at its default: None, not an optional tensor
                 else:
-                    kinds.append(self.parameter_value(param, module))  # its default
+                    kinds.append(parameter_kind(param, self.expander(module)))  # its default
             passed = functools.reduce(v.join, kinds)
             declared = self.annotation_kind(param.annotation.annotation, module) if param.annotation is not None else None
             if declared is not None and not isinstance(passed, v.ModuleValue):
