@@ -15,6 +15,7 @@ import libcst as cst
 
 from breakscan.lint.names import import_bindings
 from breakscan.lint.positions import ModulePositions
+from breakscan.lint.source import parse_module
 from breakscan.model import Span
 
 
@@ -28,7 +29,7 @@ class SourceModule:
         self.path = path
         self.text = text
         self.lines = text.splitlines(keepends=True)
-        self.module = module if module is not None else cst.parse_module(text)
+        self.module = module if module is not None else parse_module(text)
         self.positions = positions if positions is not None else ModulePositions(self.module, text)
 
     # -- positions ---------------------------------------------------------------------------

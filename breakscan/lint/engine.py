@@ -11,13 +11,13 @@ import ast
 import functools
 import gc
 import io
-import itertools
 import os
 import re
 import sys
 import threading
 import tokenize
 from collections import Counter, OrderedDict
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -36,6 +36,7 @@ from breakscan.lint.source import (
     SourceError,
     check_expression_size,
     disk_signature,
+    parse_module,
     read_source,
     syntax_error,
 )
@@ -181,16 +182,21 @@ class _ParseCache:
         self._entries.move_to_end(path)
         return entry[0]
 
-    def put(self, parsed: _Parsed) -> None:
+    def put(self, parsed: _Parsed, held: Container[str] = ()) -> None:
+        """Keep `parsed`, dropping the least requested entries beyond `max_lines`, but never one of
+        `held`, the files the running unit holds: dropping those would free nothing. A unit that
+        reaches many files thus empties the cache of the others rather than holding both."""
         old = self._entries.pop(parsed.path, None)
         if old is not None:
             self._lines -= old[1]
         lines = parsed.text.count("\n") + 1
         self._entries[parsed.path] = (parsed, lines)
         self._lines += lines
-        while self._lines > self.max_lines and len(self._entries) > 1:
-            older = itertools.islice(self._entries, len(self._entries) - 1)  # not the one just put
-            self._lines -= self._entries.pop(min(older, key=self._requests.__getitem__))[1]
+        while self._lines > self.max_lines:
+            droppable = [path for path in self._entries if path not in held and path != parsed.path]
+            if not droppable:
+                break
+            self._lines -= self._entries.pop(min(droppable, key=self._requests.__getitem__))[1]
 
     @staticmethod
     def settle() -> None:
@@ -361,12 +367,12 @@ class Unit:
         if parsed is None:
             check_expression_size(text)
             try:
-                tree = cst.parse_module(text)
+                tree = parse_module(text)
             except cst.ParserSyntaxError as error:
                 raise syntax_error(text, error.message, error.raw_line, error.raw_column + 1) from None
             name, package = self.files.resolver.module_name(path)
             parsed = _Parsed(path, text, data, tree, build_index(tree, name, path, package, text), signature)
-            _parse_cache.put(parsed)
+            _parse_cache.put(parsed, held=self.parsed)
         self.parsed[path] = parsed
         return parsed
 

@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
 
 ROOT = "<compiled>"
+T = TypeVar("T")
+N = TypeVar("N", bound=cst.CSTNode)
 MAX_PASSES_PER_FUNCTION = 8
 
 @dataclass
@@ -88,6 +90,16 @@ class Project:
         self._wrappers: dict[str, list[tuple[cst.Decorator, FunctionInfo]]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
+        self._memo: dict[tuple[object, int], tuple[cst.CSTNode, object]] = {}
+
+    def memoised(self, compute: Callable[[N], T], node: N) -> T:
+        """`compute(node)`, once per lint of a file. A process-wide cache would keep the trees of
+        its nodes alive after the parse cache let them go."""
+        key = (compute, id(node))
+        kept = self._memo.get(key)
+        if kept is None:
+            kept = self._memo[key] = (node, compute(node))  # the node kept: its id stays its own
+        return kept[1]
 
     def call_sites(self) -> CallSites:
         """How the project's files use what they compile (merged; rebuilt when a module was loaded)."""

@@ -9,7 +9,6 @@ order libcst visits them, is about twenty times faster. Whitespace, comments and
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterator
 
 import libcst as cst
@@ -77,6 +76,17 @@ def _holds(value_type: type) -> str:
     return holds
 
 
+def is_expression(node: cst.CSTNode) -> bool:
+    """`isinstance(node, cst.BaseExpression)`, without a pass through ABCMeta for each node."""
+    known = _EXPRESSION_TYPES.get(type(node))
+    if known is None:
+        known = _EXPRESSION_TYPES[type(node)] = isinstance(node, cst.BaseExpression)
+    return known
+
+
+_EXPRESSION_TYPES: dict[type, bool] = {}
+
+
 def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ...] = ()) -> list[cst.CSTNode]:
     """Every node of `types` under `root` (itself included), in the order a CSTVisitor meets them;
     nothing below a node of the `prune` types."""
@@ -113,10 +123,8 @@ def subtree_ids(root: cst.CSTNode) -> set[int]:
     return {id(node) for node in find_nodes(root, (cst.CSTNode,))}
 
 
-@functools.lru_cache(maxsize=64)
 def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    """`id(node)` -> the node holding it, for every node under `root`. Cached (and `root` kept
-    alive, so ids stay unique): rules ask about many nodes of one top-level statement."""
+    """`id(node)` -> the node holding it, for every node under `root`."""
     parents: dict[int, cst.CSTNode] = {}
     pending = [root]
     while pending:
@@ -127,9 +135,8 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return parents
 
 
-def ancestors(node: cst.CSTNode, root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes holding `node`, innermost first, up to `root` (nothing if `node` is not under it)."""
-    parents = parent_map(root)
+def ancestors(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The nodes holding `node`, innermost first, by a `parent_map` (nothing for a node not in it)."""
     parent = parents.get(id(node))
     while parent is not None:
         yield parent

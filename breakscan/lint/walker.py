@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from breakscan.lint.rule import Rule
 
 T = TypeVar("T")
+N = TypeVar("N", bound=cst.CSTNode)
 # Silent passes over a loop's body before rules see it (values converge in one or two in practice).
 MAX_SILENT_PASSES = 3
 COMPILING_GUARDS = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
@@ -265,6 +266,11 @@ class RegionContext:
             RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events)))
 
     # -- project lookups -------------------------------------------------------------------
+    def memoised(self, compute: Callable[[N], T], node: N) -> T:
+        """`compute(node)` once per lint of a file (for an analysis of a whole function or
+        statement that many nodes ask about), forgotten with the file's trees."""
+        return self._walker.project.memoised(compute, node)
+
     def find_class(self, qualified: str) -> ClassInfo | None:
         return self._walker.project.find_class(qualified)
 

@@ -6,7 +6,6 @@ the graph (`is_scalar_tensor`), and whether a size use of it is the one that bre
 
 from __future__ import annotations
 
-import functools
 import weakref
 
 import libcst as cst
@@ -36,8 +35,11 @@ _DIM_KEYWORDS = frozenset({"dim", "axis"})
 _SIZE_USES: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
 
 
-@functools.lru_cache(maxsize=256)
-def _bindings(function: cst.FunctionDef) -> "_Bindings":
+def _bindings(ctx) -> "_Bindings":
+    return ctx.memoised(_collect_bindings, ctx.function.node)
+
+
+def _collect_bindings(function: cst.FunctionDef) -> "_Bindings":
     found = _Bindings(function)
     for node in find_nodes(function.body, _Bindings.BINDING_NODES):
         found.add(node)
@@ -87,7 +89,7 @@ class _Bindings:
 
 def assigned_values(name: str, ctx) -> list[cst.BaseExpression | None]:
     """The right-hand sides bound to `name` in the function being walked (None: not a plain `=`)."""
-    return _bindings(ctx.function.node).assigned.get(name, [])
+    return _bindings(ctx).assigned.get(name, [])
 
 
 def _parameters(params: cst.Parameters) -> list[cst.Param]:
@@ -105,7 +107,7 @@ def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
     """A parameter whose kind nobody passed in, never rebound: a root's untyped parameter other than
     its input (`H` and `W` in `forward(self, x, H, W)`), or a closure's. The walker assumes a
     tensor; it is as often a Python number."""
-    bindings = _bindings(ctx.function.node)
+    bindings = _bindings(ctx)
     if bindings.assigned.get(node.value):
         return False
     if node.value in bindings.parameters:

@@ -6,7 +6,7 @@ from breakscan.lint import values as v
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.untraceable import UNSUPPORTED_FACTORIES, untraceable_gb_id
-from breakscan.lint.traverse import ancestors, children, find_nodes
+from breakscan.lint.traverse import ancestors, children, find_nodes, parent_map
 
 # torch.nn layers that create nn.Parameters with their default arguments (verified: GB0264).
 # Parameter-free layers (ReLU, Dropout, pooling, Flatten, losses, Sequential of those) are traced.
@@ -244,7 +244,7 @@ def _in_untraceable_with(call: cst.Call, ctx) -> bool:
     TorchDynamo cannot enter."""
     body = ctx.function.node.body
     untraceable = False
-    for holder in ancestors(call, ctx.function.top_statement):
+    for holder in ancestors(call, ctx.memoised(parent_map, ctx.function.top_statement)):
         if holder is body:
             return untraceable
         if isinstance(holder, cst.With) and any(_untraceable_manager(item.item, ctx) for item in holder.items):

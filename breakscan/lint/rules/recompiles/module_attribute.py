@@ -173,8 +173,11 @@ class ModuleAttributeUpdated(Rule):
         self._written(node.target, ctx)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
-        for attribute in find_nodes(node.value, (cst.Attribute,)):  # read before the store
-            self._read(attribute, ctx)
+        stored = {_attribute_of_self(target.target, ctx) for target in node.targets} - {None}
+        if stored:  # `self.step = self.step + 1` reads it before the store
+            for attribute in find_nodes(node.value, (cst.Attribute,)):
+                if attribute.attr.value in stored:
+                    self._read(attribute, ctx)
         for target in node.targets:
             self.stores.add(id(target.target))
             self._written(target.target, ctx)

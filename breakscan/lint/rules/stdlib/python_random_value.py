@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.randomness import is_traced_draw
-from breakscan.lint.traverse import children
+from breakscan.lint.traverse import children, is_expression
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.range"})
 _SIGN_OPERATORS = (cst.Minus, cst.Plus, cst.BitInvert)
@@ -219,10 +219,15 @@ def _contains_python_use(expression: cst.BaseExpression, ctx, names: set[str]) -
 
 def _any_read(node: cst.CSTNode, predicate) -> bool:
     """Whether any expression node (outside nested lambdas, attribute names and keywords) matches."""
-    if isinstance(node, cst.Lambda):
-        return False
-    if isinstance(node, (cst.Attribute, cst.Arg)):
-        return _any_read(node.value, predicate)  # `obj.p` and the keyword of `f(p=1)` do not read `p`
-    if isinstance(node, cst.BaseExpression) and predicate(node):
-        return True
-    return any(_any_read(child, predicate) for child in children(node))
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, (cst.Attribute, cst.Arg)):
+            pending.append(node.value)  # `obj.p` and the keyword of `f(p=1)` do not read `p`
+            continue
+        if is_expression(node) and predicate(node):
+            return True
+        pending.extend(children(node))
+    return False
