@@ -8,8 +8,10 @@ order libcst visits them, is about twenty times faster. Whitespace, comments and
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -48,32 +50,44 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The node's children in libcst's visit order, leaving out whitespace and punctuation."""
-    found = []
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        holds = _HOLDS.get(type(value)) or _holds(type(value))
-        if holds == _NODE:
-            found.append(value)
-        elif holds == _SEQUENCE:
-            for item in value:
-                if (_HOLDS.get(type(item)) or _holds(type(item))) == _NODE:
-                    found.append(item)
-    return found
+    listing = _LISTINGS.get(type(node))
+    if listing is None:
+        listing = _LISTINGS[type(node)] = _listing(type(node))
+    return listing(node)
 
 
-# What a field's value is, by its type: `isinstance` against libcst's abstract node classes goes
-# through ABCMeta, and `children` asks for every field of every node.
-_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
-_HOLDS: dict[type, str] = {}
+# Per node type, a function listing its children, generated from the dataclass fields' types: the
+# walk asks every node for its children, and reading each field by name in a loop, then asking
+# what its value is, took most of that time.
+_LISTINGS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+_NODE_TYPES: set[type] = set()
 
 
-def _holds(value_type: type) -> str:
-    if issubclass(value_type, cst.CSTNode):
-        holds = _NODE
-    else:
-        holds = _SEQUENCE if issubclass(value_type, (tuple, list)) else _OTHER
-    _HOLDS[value_type] = holds
-    return holds
+def _listing(node_type: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    if not _NODE_TYPES:
+        pending: list[type] = [cst.CSTNode]
+        while pending:
+            subclass: type
+            for subclass in pending.pop().__subclasses__():
+                _NODE_TYPES.add(subclass)
+                pending.append(subclass)
+    hints = typing.get_type_hints(node_type)
+    lines = ["def listing(node):", "    found = []"]
+    for name in _child_fields(node_type):
+        hint = hints[name]
+        parts = typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,)
+        sequence = [typing.get_origin(part) is collections.abc.Sequence for part in parts]
+        if all(sequence):  # libcst's sequences hold nodes only
+            lines.append(f"    found.extend(node.{name})")
+        elif any(sequence):  # `ImportFrom.names`: aliases, or `*`
+            lines += [f"    value = node.{name}", "    if value.__class__ in NODE_TYPES:", "        found.append(value)",
+                      "    elif value.__class__ in (tuple, list):", "        found.extend(value)"]
+        elif any(isinstance(part, type) and issubclass(part, cst.CSTNode) for part in parts):
+            lines += [f"    value = node.{name}", "    if value.__class__ in NODE_TYPES:", "        found.append(value)"]
+    lines.append("    return found")
+    namespace: dict[str, object] = {"NODE_TYPES": _NODE_TYPES}
+    exec("\n".join(lines), namespace)  # noqa: S102 - code built above from the field names
+    return namespace["listing"]
 
 
 def is_expression(node: cst.CSTNode) -> bool:
@@ -91,7 +105,7 @@ def find_nodes(root: cst.CSTNode, types: tuple[type, ...], prune: tuple[type, ..
     """Every node of `types` under `root` (itself included), in the order a CSTVisitor meets them;
     nothing below a node of the `prune` types."""
     found: list[cst.CSTNode] = []
-    kinds: dict[type, tuple[bool, bool]] = {}  # node type -> (wanted, pruned), as for `_HOLDS`
+    kinds: dict[type, tuple[bool, bool]] = {}  # node type -> (wanted, pruned)
     pending = [root]  # a stack, not recursion: the same order, without a Python call per node
     while pending:
         node = pending.pop()
