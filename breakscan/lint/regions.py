@@ -79,6 +79,7 @@ class Project:
         self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
         # How each root is compiled: `fullgraph=True` on the `torch.compile` call that names it.
         self._fullgraph_roots: set[str] = set()
+        self.root_keys: set[str] = set()  # the roots of the running analysis
         self._returns: dict[str, v.Value] = {}
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
         self._passthrough: dict[str, frozenset[int] | None] = {}
@@ -473,6 +474,7 @@ class Project:
         # How each function is compiled: what holds for every root that reaches it.
         compiled_as: dict[str, DynamoSettings] = {}
         for root in self.roots(only):
+            self.root_keys.add(root.key)
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
             parameters[root.key] = self._default_parameters(root)

@@ -259,8 +259,8 @@ def join(a: Value, b: Value) -> Value:
     if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):
         obj, other = (a, b) if isinstance(a, (ModuleValue, MethodValue)) else (b, a)
         return other if other in (TENSOR, TENSORS) or isinstance(other, (ModuleValue, MethodValue)) else obj
-    if {a, b} == {TENSOR, NONE}:
-        return MAYBE_TENSOR
+    if {a, b} == {TENSOR, NONE} or {a, b} == {TENSOR, MAYBE_TENSOR}:
+        return MAYBE_TENSOR  # a tensor, or a value that may be None: it may be None
     if is_plain(a) and is_plain(b):
         if a in NUMBERS and b in NUMBERS:
             return FLOAT if FLOAT in (a, b) else INT

@@ -116,6 +116,12 @@ class RegionContext:
         return self._walker.function
 
     @property
+    def is_root(self) -> bool:
+        """The function is compiled itself (decorated, named in the config, given to
+        `torch.compile`, or a module's `forward`): its parameters are what its callers pass."""
+        return self._walker.function.key in self._walker.project.root_keys
+
+    @property
     def loop_depth(self) -> int:
         return self._walker.loop_depth
 

@@ -2,7 +2,9 @@
 
 import pytest
 
+from breakscan.config import load_config
 from breakscan.lint import values as v
+from breakscan.lint.linter import lint_paths
 from tests.helpers import lint_source
 
 torch = pytest.importorskip("torch")
@@ -70,3 +72,46 @@ def fn(x, training: bool):
 """)
     [finding] = outcome.findings
     assert (finding.rule, finding.line, finding.span.column) == ("BS201", 5, 21)  # `x.sum() != 0`, not the flag
+
+
+def test_a_value_that_may_be_none_stays_optional_after_a_branch_gives_it_a_tensor(tmp_path):
+    # `adjoint_method` is what `method` is, a tensor or None: comparing the two is not a tensor's
+    # truth on every path, so it is no certain break (TorchDynamo compares None with None).
+    (tmp_path / "solver.py").write_text("""\
+def odeint_adjoint(func, y0, *, method=None, adjoint_method=None, options=None):
+    if adjoint_method is None:
+        adjoint_method = method
+    if adjoint_method != method and options is not None:
+        raise ValueError("adjoint_options needed")
+    return func(y0)
+""")
+    (tmp_path / "breakscan.toml").write_text('roots = ["odeint_adjoint"]\n')
+    outcome = lint_paths([str(tmp_path / "solver.py")], load_config(str(tmp_path / "breakscan.toml")), jobs=1)
+    assert [f for f in outcome.findings if f.severity == "error"] == []
+
+
+def test_a_root_named_in_the_config_has_the_parameters_of_a_decorated_root(tmp_path):
+    # `h` is an untyped parameter of the compiled function besides its input: as often a number
+    # as a tensor, so `h > 1` is not reported; `y0.sum() > 0` is a tensor's truth.
+    source = """\
+import torch
+
+def odeint(func, y0, h):
+    if y0.sum() > 0:
+        y0 = -y0
+    if h > 1:
+        return func(y0)
+    return y0
+"""
+    (tmp_path / "solver.py").write_text(source)
+    (tmp_path / "breakscan.toml").write_text('roots = ["odeint"]\n')
+    configured = lint_paths([str(tmp_path / "solver.py")], load_config(str(tmp_path / "breakscan.toml")), jobs=1)
+    decorated = lint_source(tmp_path, source.replace("def odeint", "@torch.compile\ndef odeint"), name="decorated.py")
+    assert [(f.line, f.rule) for f in configured.findings] == [(4, "BS201")]
+    assert [(f.line - 1, f.rule) for f in decorated.findings] == [(4, "BS201")]
+
+
+def test_a_tensor_joined_with_an_optional_tensor_may_be_none():
+    assert v.join(v.TENSOR, v.MAYBE_TENSOR) == v.MAYBE_TENSOR
+    assert v.join(v.MAYBE_TENSOR, v.MASK) == v.MAYBE_TENSOR
+    assert v.join(v.TENSOR, v.NONE) == v.MAYBE_TENSOR

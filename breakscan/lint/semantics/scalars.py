@@ -98,11 +98,6 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
     return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
 
 
-def _is_root(ctx) -> bool:
-    function = ctx.function
-    return function.compiled or (function.class_name is not None and function.qualname.endswith(".forward"))
-
-
 def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
     """A parameter whose kind nobody passed in, never rebound: a root's untyped parameter other than
     its input (`H` and `W` in `forward(self, x, H, W)`), or a closure's. The walker assumes a
@@ -114,7 +109,7 @@ def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
         function = ctx.function
         method = function.class_name is not None and not any(d.endswith("staticmethod") for d in function.decorators)
         inputs = bindings.positional[1:2] if method else bindings.positional[:1]
-        return _is_root(ctx) and node.value not in inputs
+        return ctx.is_root and node.value not in inputs
     return node.value in bindings.nested_parameters
 
 
