@@ -43,6 +43,7 @@ from breakscan.lint.source import (
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
+from breakscan.notebook import is_notebook
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
@@ -120,8 +121,15 @@ def _derived_names(path: str) -> frozenset[str]:
     kept = _derived.get(path)
     if kept is None or signature is None or kept[0] != signature:
         try:
-            names = derived_names(read_source(path).text)
-        except SourceError:
+            # Only class statements are read: a plain decode, without `read_source`'s checks (a
+            # warm run asks this of every file, and the checks took most of its time).
+            if is_notebook(path):
+                text = read_source(path).text
+            else:
+                with open(path, "rb") as handle:
+                    text = handle.read().decode("utf-8", errors="replace")
+            names = derived_names(text)
+        except (SourceError, OSError):
             names = frozenset()  # the file's own unit reports why
         kept = _derived[path] = (signature, names)
     return kept[1]
@@ -145,7 +153,8 @@ class _ParseCache:
     """Parsed files kept for the units that follow in this process (or the editor's next lint): a
     helper module that many files call, such as a package's `functional.py`, is parsed once, not
     once per caller. Trees and indexes are only read after they are built, so units can share them.
-    Bounded by source lines, as a libcst tree takes about 7 kB per line. When full, it drops the
+    Bounded by source lines (a libcst tree takes about 1.2 kB per line; its parse needs several
+    times that while it runs, given back after it, see `parse_module`). When full, it drops the
     file the fewest units have asked for (the least recently used of those): the hubs that whole
     packages call (`functional.py`, `torch/__init__.py`) stay, where plain LRU parsed them again
     and again.
@@ -206,11 +215,12 @@ class _ParseCache:
         gc.freeze()
 
 
-# Lines kept per process (about 200 MB). A process's peak memory is set less by it than by the
-# largest unit, which holds every file it reached (on torch's sources, a test file reaching 22
-# modules, 50,000 lines): at 15,000 / 25,000 / 40,000 lines, one process peaked at 570 / 550 / 539 MB
-# and took 119 / 82 / 79 s, the smallest re-parsing the hub modules. Each `--jobs` worker keeps a
-# whole cache: splitting it made the workers re-parse the hubs they share.
+# Lines kept per process. A process's peak memory is set less by it than by the largest unit, which
+# holds every file it reached (on torch's sources, a test file reaching 34 modules, 63,000 lines,
+# while the cache makes room by dropping the others): before the parser's working memory was given
+# back, at 15,000 / 25,000 / 40,000 lines one process peaked at 570 / 550 / 539 MB and took
+# 119 / 82 / 79 s, the smallest re-parsing the hub modules. Each `--jobs` worker keeps a whole
+# cache: splitting it made the workers re-parse the hubs they share.
 PARSE_CACHE_LINES = 40_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
 # Outlines of the modules base classes come from, by path: the file's signature and text when read.
