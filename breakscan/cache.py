@@ -21,6 +21,7 @@ from pathlib import Path
 from breakscan import __version__
 from breakscan.config import Config
 from breakscan.lint.engine import FileSet, LintSettings, UnitResult
+from breakscan.lint.source import disk_signature
 from breakscan.plain_json import from_plain, to_plain
 
 CACHE_DIR_NAME = ".breakscan_cache"
@@ -56,6 +57,22 @@ class LintCache:
     def __init__(self, directory: str):
         self.directory = directory
         self._fingerprints: dict[int, bytes] = {}
+        # path -> (disk signature, digest) of the files results depend on: a hub module that many
+        # results depend on is read and hashed once per run, not once per result.
+        self._digests: dict[str, tuple[tuple[int, int], str]] = {}
+
+    def _current_digest(self, path: str) -> str | None:
+        signature = disk_signature(path)
+        known = self._digests.get(path)
+        if signature is not None and known is not None and known[0] == signature:
+            return known[1]
+        data = _read(path)
+        if data is None:
+            return None
+        digest = _digest(data)
+        if signature is not None:
+            self._digests[path] = (signature, digest)
+        return digest
 
     def _settings_fingerprint(self, settings: LintSettings, files: FileSet) -> bytes:
         key = id(settings), id(files)
@@ -82,8 +99,7 @@ class LintCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None  # missing, or corrupt: lint again (and overwrite it)
         for dependency, digest in dependencies:
-            current = _read(dependency)
-            if current is None or _digest(current) != digest:
+            if self._current_digest(dependency) != digest:
                 return None
         if any(os.path.exists(path) for path in result.absent):
             return None  # a module an import could not find has appeared
