@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -32,14 +32,12 @@ from breakscan.lint.index import (
 )
 from breakscan.lint.names import dotted_name
 from breakscan.lint.traverse import find_nodes
-from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, RegionWalker
+from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RegionWalker, T
 
 if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
 
 ROOT = "<compiled>"
-T = TypeVar("T")
-N = TypeVar("N", bound=cst.CSTNode)
 MAX_PASSES_PER_FUNCTION = 8
 
 @dataclass
