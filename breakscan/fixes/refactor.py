@@ -10,6 +10,7 @@ from dataclasses import replace
 from breakscan.fixes.kinds import (
     branches,
     explicit,
+    generators,
     helpers,
     library_calls,
     logging_calls,
@@ -25,7 +26,8 @@ from breakscan.model import RECOMPILE_RULES, Finding, Fix
 Suggester = Callable[[SourceModule, Finding], Rewrite | None]
 
 _SCALARS = (scalars.keep_as_tensor, scalars.compare_as_tensor, scalars.index_without_scalar, scalars.capture_scalars)
-_BRANCHES = (branches.select_with_where, branches.branch_with_cond, branches.reduce_with_tensor_method)
+_BRANCHES = (branches.select_with_where, branches.branch_with_cond, branches.reduce_with_tensor_method,
+             generators.list_instead_of_generator)
 _SHAPES = (shapes.reduce_without_indexing, shapes.capture_dynamic_shapes)
 _LOGGING = (logging_calls.guard_logging,)
 _SETUP = (setup.move_setup_to_init,)
@@ -56,6 +58,8 @@ BY_GB_ID: dict[str, tuple[Suggester, ...]] = {
     "GB0264": _SETUP,  # nn.Parameter() built while tracing
     "GB0467": _SETUP,  # setattr on a hook handle
     "GB0025": _EXPLICIT,  # torch._dynamo.graph_break()
+    "GB8335": (generators.list_instead_of_generator,),  # a generator TorchDynamo cannot rebuild
+    "GB0091": (generators.list_instead_of_generator,),  # the same, when it reads the caller's variables
 }
 
 # For a bare break: the suggesters that look for their own construct on the line (the config

@@ -108,7 +108,7 @@ class Container(Kind):
 
     items: tuple[Value, ...] | None = None
     keys: tuple[tuple[str, Value], ...] | None = None
-    sort: str = ""  # "list", "tuple" or "dict" when known: what iterating it gives TorchDynamo
+    sort: str = ""  # "list", "tuple", "dict" or "generator" when known: what iterating it gives TorchDynamo
     # What any element (a dict's any value) may be where positions and keys are not tracked: a
     # list grown by `append`, a comprehension. None: not tracked.
     elements: Value | None = None

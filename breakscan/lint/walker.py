@@ -194,9 +194,10 @@ class RegionContext:
     def callee(self, call: cst.Call) -> FunctionInfo | None:
         return self._walker.project.resolve_call(self._walker, call)
 
-    def callees(self, call: cst.Call) -> list[FunctionInfo]:
-        """Every scanned function the call may run (a method of each class the object may be)."""
-        return self._walker.project.resolve_calls(self._walker, call)
+    def callees(self, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
+        """Every scanned function the call may run (a method of each class the object may be);
+        with `constructors`, also the `__init__` that building an object of a scanned class runs."""
+        return self._walker.project.resolve_calls(self._walker, call, constructors=constructors)
 
     def calls_disabled(self, call: cst.Call) -> bool:
         """A call of a `torch.compiler.disable`d function, or of a `f = disable(g)` wrapper from
@@ -536,7 +537,9 @@ class RegionWalker(cst.CSTVisitor):
             return v.container(sort="list", elements=self.value(node.elt))
         if isinstance(node, cst.DictComp):
             return v.container(sort="dict", elements=self.value(node.value))
-        if isinstance(node, (cst.GeneratorExp, cst.SetComp)):
+        if isinstance(node, cst.GeneratorExp):
+            return v.container(sort="generator", elements=self.value(node.elt))
+        if isinstance(node, cst.SetComp):
             return v.TENSORS if self.value(node.elt) in (v.TENSOR, v.TENSORS) else v.OTHER
         if isinstance(node, cst.NamedExpr):
             return self.value(node.value)

@@ -51,7 +51,7 @@ def dynamo(request, tmp_path_factory) -> dict:
 
 def test_every_kind_has_a_fixture():
     kinds = {case.name.split("_")[0] for case in CASES}
-    assert kinds == {"scalar", "branch", "logging", "shape", "helper", "setup", "explicit", "stdlib"}
+    assert kinds == {"scalar", "branch", "logging", "shape", "helper", "setup", "explicit", "stdlib", "generator"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -62,7 +62,7 @@ def test_a_fix_is_suggested_for_the_rule_and_for_the_bare_break(case):
 
 
 # Fixes that cannot change what the code computes; every other kind can at edge cases.
-SAFE = {"explicit_break", "helper_disable", "shape_static"}
+SAFE = {"explicit_break", "helper_disable", "shape_static", "generator_list"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
