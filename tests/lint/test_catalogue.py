@@ -149,3 +149,12 @@ def test_the_modules_whose_code_reads_the_training_mode_match_the_installed_torc
     from breakscan.lint.rules.recompiles.mode_switch import TRAINING_DEPENDENT_MODULES
 
     assert TRAINING_DEPENDENT_MODULES == _classes_reading_the_mode()
+
+
+def test_the_numpy_modules_dynamo_traces_match_the_installed_torch():
+    pytest.importorskip("torch")
+    from torch._dynamo.utils import NP_SUPPORTED_MODULES
+
+    from breakscan.lint.semantics.untraceable import NUMPY_TRACED_MODULES
+
+    assert NUMPY_TRACED_MODULES == {module.__name__ for module in NP_SUPPORTED_MODULES}

@@ -22,6 +22,12 @@ UNTRACEABLE_MODULES = {
     # at the call, then GB0008 when the loop iterates the bar
     "tqdm": "GB0007",
 }
+# The NumPy modules whose functions TorchDynamo runs through `torch._numpy`
+# (`torch._dynamo.utils.NP_SUPPORTED_MODULES`; a test holds this to the installed torch). A
+# function of any other NumPy module (`np.polynomial.legendre.leggauss`,
+# `np.lib.stride_tricks.sliding_window_view`) is skipped: the graph breaks at the call (GB0007,
+# GB0008 for a class, GB0156 for a dispatcher it cannot call; probed).
+NUMPY_TRACED_MODULES = frozenset({"numpy", "numpy.fft", "numpy.linalg", "numpy.random"})
 # The third-party entries above: the message must not call them standard library.
 THIRD_PARTY_MODULES = frozenset({"tqdm"})
 UNTRACEABLE_CALLS = {
@@ -57,6 +63,8 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return UNTRACEABLE_CALLS[qualified]
     if "." in qualified and qualified.split(".", 1)[0] in UNTRACEABLE_MODULES:
         return UNTRACEABLE_MODULES[qualified.split(".", 1)[0]]
+    if qualified.startswith("numpy.") and qualified.rpartition(".")[0] not in NUMPY_TRACED_MODULES:
+        return "GB0007"
     probed = probed_break(qualified)
     return probed[0] if probed else None
 

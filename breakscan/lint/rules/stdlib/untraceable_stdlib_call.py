@@ -31,6 +31,7 @@ class UntraceableStdlibCall(Rule):
     | `json.dumps/loads`, `io.StringIO/BytesIO` | GB0156 |
     | `secrets.*` | GB0008 |
     | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
+    | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
 
     and every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
@@ -112,6 +113,15 @@ class UntraceableStdlibCall(Rule):
                 z = y * options.scale
                 order = np.random.permutation(8)  # break
                 return z + len(order)
+        """),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                nodes, weights = np.polynomial.legendre.leggauss(4)  # break
+                return x * torch.as_tensor(weights).sum()
         """),
     )
     valid = (
