@@ -667,6 +667,90 @@ ZUKO = [
 ]
 
 
+# torchsde ----------------------------------------------------------------------------------------
+
+class _SDE(torch.nn.Module):
+    """dy = f(t, y) dt + g(t, y) dW: small MLP drift and diffusion, as in torchsde's examples."""
+
+    def __init__(self, noise_type: str, sde_type: str, size: int = 3):
+        super().__init__()
+        self.noise_type, self.sde_type = noise_type, sde_type
+        self.drift = torch.nn.Sequential(torch.nn.Linear(size, 8), torch.nn.Tanh(), torch.nn.Linear(8, size))
+        self.diffusion = torch.nn.Linear(size, size)
+
+    def f(self, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.drift(y)
+
+    def g(self, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.diffusion(y))
+
+
+def _sdeint(method: str, noise_type: str = "diagonal", sde_type: str = "ito", adjoint: bool = False) -> Built:
+    import torchsde
+
+    sde = _SDE(noise_type, sde_type)
+    solve = torchsde.sdeint_adjoint if adjoint else torchsde.sdeint
+
+    def integrate(y0: torch.Tensor, ts: torch.Tensor) -> torch.Tensor:
+        return solve(sde, y0, ts, method=method, dt=0.1)
+
+    return integrate, (torch.randn(2, 3), torch.linspace(0.0, 0.5, 3)), {}
+
+
+TORCHSDE = [
+    Spec("euler", partial(_sdeint, "euler")),
+    Spec("milstein", partial(_sdeint, "milstein")),
+    Spec("srk", partial(_sdeint, "srk")),
+    Spec("euler_heun", partial(_sdeint, "euler_heun", sde_type="stratonovich")),
+    Spec("reversible_heun", partial(_sdeint, "reversible_heun", sde_type="stratonovich")),
+    Spec("euler_adjoint", partial(_sdeint, "euler", adjoint=True)),
+]
+
+
+# nflows ------------------------------------------------------------------------------------------
+
+def _nflow(kind: str, sample: bool = False) -> Built:
+    from nflows import distributions, flows, transforms
+
+    features, context = 3, 2
+    if kind == "maf":
+        flow = flows.MaskedAutoregressiveFlow(features=features, hidden_features=8, num_layers=2,
+                                              num_blocks_per_layer=1)
+    elif kind == "realnvp":
+        flow = flows.SimpleRealNVP(features=features, hidden_features=8, num_layers=2, num_blocks_per_layer=1)
+    else:
+        layers = []
+        for _ in range(2):
+            layers.append(transforms.ReversePermutation(features=features))
+            if kind == "rq_spline":
+                layers.append(transforms.MaskedPiecewiseRationalQuadraticAutoregressiveTransform(
+                    features=features, hidden_features=8, context_features=context, num_bins=4, tails="linear",
+                    tail_bound=3.0))
+            else:
+                layers.append(transforms.MaskedAffineAutoregressiveTransform(
+                    features=features, hidden_features=8, context_features=context))
+        flow = flows.Flow(transforms.CompositeTransform(layers), distributions.StandardNormal(shape=[features]))
+    conditional = kind not in ("maf", "realnvp")
+
+    def log_prob(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return flow.log_prob(x, context=c if conditional else None)
+
+    def draw(x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return flow.sample(1, context=c if conditional else None) if conditional else flow.sample(8)
+
+    return (draw if sample else log_prob), (torch.randn(8, features), torch.randn(8, context)), {}
+
+
+NFLOWS = [
+    Spec("maf", partial(_nflow, "maf")),
+    Spec("maf_sample", partial(_nflow, "maf", sample=True)),
+    Spec("realnvp", partial(_nflow, "realnvp")),
+    Spec("affine_conditional", partial(_nflow, "affine")),
+    Spec("rq_spline", partial(_nflow, "rq_spline")),
+    Spec("rq_spline_sample", partial(_nflow, "rq_spline", sample=True)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -678,4 +762,6 @@ MODELS: dict[str, list[Spec]] = {
     "torchdiffeq": TORCHDIFFEQ,
     "pytorch-metric-learning": METRIC_LEARNING,
     "zuko": ZUKO,
+    "torchsde": TORCHSDE,
+    "nflows": NFLOWS,
 }

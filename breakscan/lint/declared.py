@@ -77,6 +77,8 @@ def _union(members: list[cst.BaseExpression]) -> v.Value | None:
     known = [kind for kind in kinds if kind is not None]
     if v.TENSORS in known and v.NONE in known and not any(k in (v.TENSOR, v.MASK) for k in known):
         return v.TENSORS  # `Optional[List[Tensor]]`: an absent list of tensors
+    if v.TENSOR in known and any(v.is_plain(kind) and kind != v.NONE for kind in known):
+        return v.MAYBE_TENSOR  # `Union[float, Tensor]`: maybe a tensor, maybe a number
     return functools.reduce(v.join, known)
 
 

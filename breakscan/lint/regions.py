@@ -320,6 +320,8 @@ class Project:
             return [init for name in built for init in self._methods_of(v.ModuleValue(frozenset({name})), "__init__")]
         qualified = walker.qualname(func)
         found_function = self.find_function(qualified) if qualified else None
+        if found_function is None and isinstance(func, cst.Name) and isinstance(value, v.Callables):
+            return [f for f in map(self.find_function, sorted(value.names)) if f is not None]  # `fn = pick(...)`
         return [found_function] if found_function is not None else []
 
     def wrappers(self, function: FunctionInfo) -> list[tuple[cst.Decorator, FunctionInfo]]:
@@ -588,8 +590,12 @@ class Project:
                     kinds.append(parameter_kind(param, self.expander(module)))  # its default
             passed = functools.reduce(v.join, kinds)
             declared = self.annotation_kind(param.annotation.annotation, module) if param.annotation is not None else None
-            if declared is not None and not isinstance(passed, v.ModuleValue):
-                passed = declared  # an annotation is better evidence than a guess at the call site
+            # An annotation is better evidence than a guess at the call site, but a union of a
+            # tensor and other types (`t0: Optional[Union[float, Tensor]]`) leaves the choice to
+            # what the callers pass, when they all pass something the analysis knows.
+            ambiguous = declared == v.MAYBE_TENSOR and passed != v.UNKNOWN
+            if declared is not None and not isinstance(passed, v.ModuleValue) and not ambiguous:
+                passed = declared
             merged[name] = passed
         star_arg = node.params.star_arg
         if isinstance(star_arg, cst.Param):

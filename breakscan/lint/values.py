@@ -114,6 +114,20 @@ class Container(Kind):
     elements: Value | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class Callables(Kind):
+    """Scanned functions or classes themselves, not called yet: `spline_fn = rational_spline`,
+    `Euler`, or what `select(method)` returns when each of its `return`s names one. As a kind it
+    is OTHER (and equal to it): a Python value; calling it runs one of `names` (qualified), or
+    builds an object of it."""
+
+    names: frozenset[str] = frozenset()
+
+
+def callables(names: frozenset[str]) -> Callables:
+    return Callables(OTHER.name, names=names)
+
+
 def container(items: tuple[Value, ...] | None = None, keys: tuple[tuple[str, Value], ...] | None = None,
               sort: str = "", holds_tensors: bool = False, elements: Value | None = None) -> Container:
     held = [*(items or ()), *(value for _, value in keys or ()), *([elements] if elements is not None else [])]
@@ -247,6 +261,10 @@ def join(a: Value, b: Value) -> Value:
         if (a in (TENSORS, OTHER)) and (b in (TENSORS, OTHER)):
             return _join_containers(a, b)
         a, b = (Kind(a.name) if isinstance(a, Container) else a), (Kind(b.name) if isinstance(b, Container) else b)
+    if isinstance(a, Callables) or isinstance(b, Callables):
+        if isinstance(a, Callables) and isinstance(b, Callables):
+            return callables(a.names | b.names)
+        a, b = (Kind(a.name) if isinstance(a, Callables) else a), (Kind(b.name) if isinstance(b, Callables) else b)
     if a == b:
         # A mask and a tensor of another dtype: a tensor.
         if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name:

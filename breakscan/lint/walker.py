@@ -424,6 +424,8 @@ class RegionWalker(cst.CSTVisitor):
         # Rules ask about every sub-expression; without the memo a long `a + b + ...` is quadratic.
         key = id(node)
         found = self._memo.get(key) or self._scoped.get(key)
+        if found is None and isinstance(node, _COMPREHENSIONS):
+            found = self._scoped[key] = self._comprehension_value(node)
         if found is None:
             found = self._compute_value(node)
             if found in (v.TENSOR, v.TENSORS) and not v.on_some_paths(found) and self._derived_on_some_paths(node):
@@ -454,12 +456,12 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.Name):
             if node.value in self.bindings:
                 return self.bindings[node.value]
-            return v.literal_kind(node) or v.OTHER
+            return v.literal_kind(node) or self._callable_named(node) or v.OTHER
         literal = v.literal_kind(node)
         if literal is not None:
             return literal
         if isinstance(node, cst.Attribute):
-            return self._attribute_value(node)
+            return self._callable_named(node) or self._attribute_value(node)
         if isinstance(node, cst.Call):
             return self._call_value(node)
         if isinstance(node, cst.Subscript):
@@ -724,9 +726,20 @@ class RegionWalker(cst.CSTVisitor):
         found = v.MethodValue(self._instance_classes(instance), frozenset({pattern}))
         return found if self.project.method_names(found) else None
 
+    def _callable_named(self, node: cst.Name | cst.Attribute) -> v.Callables | None:
+        """`Euler`, `methods.Euler`, `splines.rational_spline`: a scanned class or function named
+        by its import or definition."""
+        qualified = self.qualname(node)
+        if not qualified or qualified.startswith(("builtins.", "torch.")):
+            return None
+        if self.project.find_class(qualified) is None and self.project.find_function(qualified) is None:
+            return None
+        return v.callables(frozenset({qualified}))
+
     def built_classes(self, func: cst.BaseExpression) -> tuple[str, ...]:
-        """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), or
-        each class of a module-level table of them (`SOLVERS[name](...)`)."""
+        """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), each
+        class of a module-level table of them (`SOLVERS[name](...)`), or each class a value may
+        be (`solver_fn = select(method)`, where every `return` of `select` names a class)."""
         if isinstance(func, cst.Subscript):
             qualified = self.qualname(func.value)
             owner, _, name = (qualified or "").rpartition(".")
@@ -735,7 +748,12 @@ class RegionWalker(cst.CSTVisitor):
             found = tuple(n for n in names if self.project.find_class(n) is not None)
             return tuple(dict.fromkeys(found)) if found and len(found) == len(names) else ()
         qualified = self.qualname(func)
-        return (qualified,) if qualified and self.project.find_class(qualified) is not None else ()
+        if qualified and self.project.find_class(qualified) is not None:
+            return (qualified,)
+        value = self.value(func) if isinstance(func, cst.Name) and func.value in self.bindings else None
+        if isinstance(value, v.Callables):
+            return tuple(sorted(name for name in value.names if self.project.find_class(name) is not None))
+        return ()
 
     def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], frozenset[str]]:
         """The kinds of a call's positional arguments, and its keywords' names."""
@@ -1082,6 +1100,19 @@ class RegionWalker(cst.CSTVisitor):
         self._replace_bindings(outer)
         return False
 
+    def _comprehension_value(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> v.Value:
+        """What a comprehension builds, asked before the walk reaches it (a rule on the call it
+        is given to): valued in its own scope, as the walk will, and left as it was."""
+        outer, rebound, positions = dict(self.bindings), set(self.rebound), dict(self._parameter_positions)
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            self._bind_for(comp.target, comp.iter)
+            comp = comp.inner_for_in
+        found = self._compute_value(node)
+        self._replace_bindings(outer)
+        self.rebound, self._parameter_positions = rebound, positions
+        return found
+
     def _visit_function(self, node: cst.FunctionDef) -> bool:
         decorators = {self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators}
         if decorators & {"torch.compiler.disable", "torch._dynamo.disable"}:
@@ -1390,6 +1421,9 @@ def _local_parameter_kind(parameter: cst.Param, expand: Expand) -> v.Value:
             return declared
     literal = v.literal_kind(parameter.default) if parameter.default is not None else None
     return literal or v.UNKNOWN
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:

@@ -151,10 +151,15 @@ def test_the_modules_whose_code_reads_the_training_mode_match_the_installed_torc
     assert TRAINING_DEPENDENT_MODULES == _classes_reading_the_mode()
 
 
-def test_the_numpy_modules_dynamo_traces_match_the_installed_torch():
+def test_the_numpy_modules_and_names_dynamo_traces_match_the_installed_torch():
     pytest.importorskip("torch")
+    from torch._dynamo.trace_rules import _numpy_function_ids
     from torch._dynamo.utils import NP_SUPPORTED_MODULES
 
-    from breakscan.lint.semantics.untraceable import NUMPY_TRACED_MODULES
+    from breakscan.lint.semantics.untraceable import NUMPY_TRACED_MODULES, NUMPY_UNTRACED_NAMES
 
     assert NUMPY_TRACED_MODULES == {module.__name__ for module in NP_SUPPORTED_MODULES}
+    traced = _numpy_function_ids()
+    assert NUMPY_UNTRACED_NAMES == {f"{module.__name__}.{name}" for module in NP_SUPPORTED_MODULES
+                                    for name, member in vars(module).items()
+                                    if callable(member) and not name.startswith("_") and id(member) not in traced}

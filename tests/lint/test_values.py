@@ -115,3 +115,87 @@ def test_a_tensor_joined_with_an_optional_tensor_may_be_none():
     assert v.join(v.TENSOR, v.MAYBE_TENSOR) == v.MAYBE_TENSOR
     assert v.join(v.MAYBE_TENSOR, v.MASK) == v.MAYBE_TENSOR
     assert v.join(v.TENSOR, v.NONE) == v.MAYBE_TENSOR
+
+
+def test_a_class_returned_by_a_function_builds_objects_whose_methods_are_followed(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+class Euler:
+    def __init__(self, y):
+        self.y = y
+
+    def integrate(self, t):
+        if (self.y * t).sum() > 0:
+            return t
+        return -t
+
+class Heun(Euler):
+    pass
+
+def select(method):
+    if method == "euler":
+        return Euler
+    return Heun
+
+@torch.compile
+def solve(x, t):
+    solver_fn = select("euler")
+    solver = solver_fn(x)
+    return solver.integrate(t) + 1
+""")
+    assert sorted((f.line, f.rule) for f in outcome.findings) == [(8, "BS201"), (24, "BS209")]
+
+
+def test_a_function_held_in_a_variable_is_followed_when_called(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+def linear_spline(x):
+    return x[x > 0]
+
+def quadratic_spline(x):
+    return x * x
+
+@torch.compile
+def transform(x, tails):
+    if tails is None:
+        spline_fn = quadratic_spline
+    else:
+        spline_fn = linear_spline
+    return spline_fn(x) + 1
+""")
+    assert [(f.line, f.rule) for f in outcome.findings] == [(4, "BS302")]
+
+
+def test_a_union_of_tensor_and_number_is_what_the_callers_pass(tmp_path):
+    outcome = lint_source(tmp_path, """\
+from typing import Optional, Union
+
+import torch
+
+Scalar = Union[float, torch.Tensor]
+
+def check(t0: Optional[Scalar], t1: Scalar, tol: Scalar = 0.0):
+    if tol < 0.0:
+        raise ValueError("tol")
+    if t0 > t1:
+        raise ValueError("order")
+    return t1
+
+@torch.compile
+def solve(x, ts):
+    return x * check(ts[0], ts[-1], tol=1e-3)
+""")
+    assert [(f.line, f.rule) for f in outcome.findings] == [(10, "BS201")]
+
+
+def test_a_comprehension_is_valued_in_its_own_scope_when_a_rule_asks_first(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def increasing(ts):
+    return all(x < y for x, y in zip(ts[:-1], ts[1:]))
+""")
+    assert [(f.line, f.rule) for f in outcome.findings] == [(5, "BS205")]

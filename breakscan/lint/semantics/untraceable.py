@@ -28,6 +28,14 @@ UNTRACEABLE_MODULES = {
 # `np.lib.stride_tricks.sliding_window_view`) is skipped: the graph breaks at the call (GB0007,
 # GB0008 for a class, GB0156 for a dispatcher it cannot call; probed).
 NUMPY_TRACED_MODULES = frozenset({"numpy", "numpy.fft", "numpy.linalg", "numpy.random"})
+# The public callables of those modules that TorchDynamo does not trace even so (defined in
+# another module: `np.random.SeedSequence` comes from `numpy.random.bit_generator`), held to
+# `torch._dynamo.trace_rules._numpy_function_ids` by the same test: the graph breaks at the call.
+NUMPY_UNTRACED_NAMES = frozenset({
+    "numpy.recarray", *(f"numpy.random.{name}" for name in (
+        "BitGenerator", "Generator", "MT19937", "PCG64", "PCG64DXSM", "Philox", "RandomState", "SFC64",
+        "SeedSequence")),
+})
 # The third-party entries above: the message must not call them standard library.
 THIRD_PARTY_MODULES = frozenset({"tqdm"})
 UNTRACEABLE_CALLS = {
@@ -65,6 +73,8 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return UNTRACEABLE_MODULES[qualified.split(".", 1)[0]]
     if qualified.startswith("numpy.") and qualified.rpartition(".")[0] not in NUMPY_TRACED_MODULES:
         return "GB0007"
+    if qualified in NUMPY_UNTRACED_NAMES:
+        return "GB0156"
     probed = probed_break(qualified)
     return probed[0] if probed else None
 

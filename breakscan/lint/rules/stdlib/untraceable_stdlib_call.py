@@ -32,6 +32,7 @@ class UntraceableStdlibCall(Rule):
     | `secrets.*` | GB0008 |
     | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
     | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
+    | `np.random.SeedSequence/Generator/RandomState/PCG64...`, `np.recarray` (defined outside those modules) | GB0156 |
 
     and every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
@@ -122,6 +123,16 @@ class UntraceableStdlibCall(Rule):
             def fn(x):
                 nodes, weights = np.polynomial.legendre.leggauss(4)  # break
                 return x * torch.as_tensor(weights).sum()
+        """),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                seeds = np.random.SeedSequence(entropy=1234)  # break
+                return y + 1
         """),
     )
     valid = (
