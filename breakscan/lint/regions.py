@@ -185,7 +185,10 @@ class Project:
             qualified = f"{info.module.name}.{info.name}"
         classes = {qualified} if info is not None else set()
         if self._subclasses is not None:
-            classes |= self._subclasses(qualified, module.package)
+            # Subclasses where the annotation is written; of a scanned base, where both are (a
+            # solver in `pkg._core` given a `pkg._brownian` base's subclasses from `pkg._brownian`).
+            within = _common_package(module.package, info.module.name) if info is not None else module.package
+            classes |= self._subclasses(qualified, within)
         return frozenset(classes)
 
     def _split(self, qualified: str) -> tuple[ModuleIndex, str] | None:
@@ -650,6 +653,16 @@ def _declared_members(annotation: cst.BaseExpression) -> list[cst.BaseExpression
             return [m for e in annotation.slice if isinstance(e.slice, cst.Index) for m in _declared_members(e.slice.value)]
         return []
     return [annotation]
+
+
+def _common_package(package: str, module: str) -> str:
+    """The longest dotted prefix of both: `pkg` for `pkg._core` and `pkg._brownian.base`."""
+    common = []
+    for mine, theirs in zip(package.split("."), module.split(".")):
+        if mine != theirs:
+            break
+        common.append(mine)
+    return ".".join(common)
 
 
 def _names_wraps(decorator: cst.BaseExpression) -> bool:

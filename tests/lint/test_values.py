@@ -199,3 +199,28 @@ def increasing(ts):
     return all(x < y for x, y in zip(ts[:-1], ts[1:]))
 """)
     assert [(f.line, f.rule) for f in outcome.findings] == [(5, "BS205")]
+
+
+def test_an_annotated_base_is_any_subclass_in_the_package_both_belong_to(tmp_path):
+    from breakscan.config import Config
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/_brownian/__init__.py": "from .base import BaseBrownian\nfrom .interval import BrownianInterval\n",
+        "pkg/_brownian/base.py": "class BaseBrownian:\n    def __call__(self, ta, tb):\n        raise NotImplementedError\n",
+        "pkg/_brownian/interval.py": (
+            "from . import base\n\n\nclass BrownianInterval(base.BaseBrownian):\n"
+            "    def __call__(self, ta, tb):\n        return float(tb) - float(ta)\n"),
+        "pkg/_core/__init__.py": "",
+        "pkg/_core/solver.py": (
+            "import torch\n\nfrom .._brownian import BaseBrownian, BrownianInterval\n\n\nclass Solver:\n"
+            "    def __init__(self, bm: BaseBrownian):\n        self.bm = bm\n\n"
+            "    def step(self, t0, t1, y):\n        return y * self.bm(t0, t1)\n\n\n"
+            "@torch.compile\ndef sdeint(y, ts):\n    return Solver(BrownianInterval()).step(ts[0], ts[1], y)\n"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = lint_paths([str(tmp_path / "pkg")], Config(), jobs=1).findings
+    assert sorted((f.path.rpartition("pkg/")[2], f.line, f.rule) for f in found) == [
+        ("_brownian/interval.py", 6, "BS103"), ("_brownian/interval.py", 6, "BS103"), ("_core/solver.py", 16, "BS209")]
