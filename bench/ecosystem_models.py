@@ -751,6 +751,47 @@ NFLOWS = [
 ]
 
 
+# torchmetrics ------------------------------------------------------------------------------------
+
+def _metric(name: str, kind: str, **options: Any) -> Built:
+    import torchmetrics.functional as functional
+
+    metric = getattr(functional, name)
+    if kind == "classes":
+        inputs = (torch.randn(16, 4).softmax(-1), torch.arange(16) % 4)
+    elif kind == "binary":
+        inputs = (torch.rand(16), torch.arange(16) % 2)
+    elif kind == "image":
+        inputs = (torch.rand(1, 1, 16, 16), torch.rand(1, 1, 16, 16))
+    else:
+        inputs = (torch.randn(16), torch.randn(16))
+
+    def measure(preds: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return metric(preds, target, **options)
+
+    return measure, inputs, {}
+
+
+def _metric_module(name: str, **options: Any) -> Built:
+    import torchmetrics
+
+    return getattr(torchmetrics.classification, name)(**options), (torch.randn(16, 4).softmax(-1), torch.arange(16) % 4), {}
+
+
+TORCHMETRICS = [
+    Spec("accuracy", partial(_metric, "accuracy", "classes", task="multiclass", num_classes=4)),
+    Spec("f1_score", partial(_metric, "f1_score", "classes", task="multiclass", num_classes=4)),
+    Spec("auroc", partial(_metric, "auroc", "binary", task="binary")),
+    Spec("mean_squared_error", partial(_metric, "mean_squared_error", "values")),
+    Spec("pearson_corrcoef", partial(_metric, "pearson_corrcoef", "values")),
+    Spec("r2_score", partial(_metric, "r2_score", "values")),
+    Spec("spearman_corrcoef", partial(_metric, "spearman_corrcoef", "values")),
+    Spec("ssim", partial(_metric, "structural_similarity_index_measure", "image", data_range=1.0)),
+    Spec("psnr", partial(_metric, "peak_signal_noise_ratio", "image", data_range=1.0)),
+    Spec("multiclass_accuracy_module", partial(_metric_module, "MulticlassAccuracy", num_classes=4)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -764,4 +805,5 @@ MODELS: dict[str, list[Spec]] = {
     "zuko": ZUKO,
     "torchsde": TORCHSDE,
     "nflows": NFLOWS,
+    "torchmetrics": TORCHMETRICS,
 }

@@ -42,7 +42,7 @@ from breakscan.lint.source import (
 )
 from breakscan.lint.suppress import Suppression, parse_suppressions
 from breakscan.lint.walker import Handler, RawFinding
-from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite
+from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite, Span
 from breakscan.notebook import is_notebook
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
@@ -296,7 +296,8 @@ class Unit:
         calls = {key: analysis.calls(key) for items in raw.values() for _, key in items}
         wanted: dict[str, list[tuple[cst.CSTNode, cst.CSTNode]]] = {}
         for path, items in raw.items():
-            wanted.setdefault(path, []).extend((f.node, f.function.top_statement) for f, _ in items)
+            wanted.setdefault(path, []).extend((node, f.function.top_statement) for f, _ in items
+                                               for node in (f.node, f.start) if node is not None)
         for caller, call in (site for along in calls.values() for site in along):
             wanted.setdefault(caller.module.path, []).append((call, caller.top_statement))
         spans = {path: self.parsed[path].positions.locate(nodes) for path, nodes in wanted.items()}
@@ -306,7 +307,11 @@ class Unit:
                 rule = finding.rule
                 sites = tuple(Frame(caller.module.path, spans[caller.module.path][id(call)].line, caller.qualname)
                               for caller, call in calls[key])
-                found = Finding(rule=rule.id, name=rule.name, path=path, span=spans[path][id(finding.node)],
+                span = spans[path][id(finding.node)]
+                first = spans[path][id(finding.start)] if finding.start is not None else None
+                if first is not None and first.line < span.line:  # on one line, the construct's own column
+                    span = Span(first.line, first.column, span.end_line, span.end_column)
+                found = Finding(rule=rule.id, name=rule.name, path=path, span=span,
                                 message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
                                 chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,
                                 library=self._library_site(path, sites), kinds=finding.kinds)

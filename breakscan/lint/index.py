@@ -18,7 +18,7 @@ from breakscan.lint.declared import CONTAINER_GENERICS, parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
 from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
 from breakscan.lint.traverse import find_nodes, walk
-from breakscan.lint.values import Kind, is_plain, join, literal_kind
+from breakscan.lint.values import METADATA_METHODS, Kind, is_plain, join, literal_kind
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
 CONFIG_PATCH = "torch._dynamo.config.patch"
@@ -751,13 +751,9 @@ class _SelfAttributeCollector:
         if kind is not None:
             known = self.info.attr_kinds.get(attr)
             self.info.attr_kinds[attr] = kind if known is None else join(known, kind)
-        if isinstance(value, cst.Call):
-            called = self.index.qualify(dotted_name(value.func))
-            if called in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or (
-                called and called.startswith("torch.") and called.split(".")[-1][:1].islower()
-            ):
-                self.info.tensor_attrs.add(attr)
-                return
+        if isinstance(value, cst.Call) and _builds_tensor(self.index, value):
+            self.info.tensor_attrs.add(attr)
+            return
         self._record_classes(attr, value)
         for source in _alternatives(value):
             if isinstance(source, cst.Attribute) and _is_self(source.value):
@@ -776,6 +772,21 @@ class _SelfAttributeCollector:
         classes = constructed_classes(self.index, value)
         if classes:
             self.info.attr_classes.setdefault(attr, set()).update(classes)
+
+
+def _builds_tensor(index: ModuleIndex, value: cst.Call) -> bool:
+    """`nn.Parameter(...)`, a torch function (`torch.zeros(n)`), a tensor class (`torch.Tensor(xs)`),
+    or tensor methods called on one (`torch.from_numpy(t).to(device)`)."""
+    while isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+        if value.func.attr.value in METADATA_METHODS or value.func.attr.value == "numpy":
+            return False  # `.tolist()`, `.size()`, `.numpy()`: Python or NumPy values
+        value = value.func.value
+    called = index.qualify(dotted_name(value.func))
+    if not called or not called.startswith("torch."):
+        return False
+    last = called.rpartition(".")[2]
+    return called in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or last[:1].islower() or (
+        last.endswith("Tensor") and called.count(".") == 1)
 
 
 def _alternatives(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

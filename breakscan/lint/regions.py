@@ -585,18 +585,22 @@ class Project:
                     kinds.append(v.as_passed(site.arguments[index]))
                 elif name in site.keywords:
                     kinds.append(v.as_passed(site.keywords[name]))
-                elif site.spreads and param.default is None:
-                    kinds.append(v.UNKNOWN)  # passed in `*args` / `**kwargs`: what they hold is not known here
+                elif site.spreads and (param.default is None or _defaults_to_none(param)):
+                    # Passed in `*args` / `**kwargs`, or left at None: what they hold is not known here
+                    # (`Solver(**options)` may give `step_size`), so not known to be None either.
+                    kinds.append(v.UNKNOWN)
                 elif _defaults_to_none(param):
                     kinds.append(v.NONE)  # left at its default: None, not an optional tensor
                 else:
                     kinds.append(parameter_kind(param, self.expander(module)))  # its default
             passed = functools.reduce(v.join, kinds)
             declared = self.annotation_kind(param.annotation.annotation, module) if param.annotation is not None else None
-            # An annotation is better evidence than a guess at the call site, but a union of a
-            # tensor and other types (`t0: Optional[Union[float, Tensor]]`) leaves the choice to
-            # what the callers pass, when they all pass something the analysis knows.
-            ambiguous = declared == v.MAYBE_TENSOR and passed != v.UNKNOWN
+            # An annotation is better evidence than a guess at the call site, but a union
+            # (`t0: Optional[Union[float, Tensor]]`, `max_fpr: Optional[float]`) leaves the choice
+            # to what the callers pass, when they all pass something the analysis knows that the
+            # union admits.
+            ambiguous = (declared == v.MAYBE_TENSOR and passed != v.UNKNOWN) or (
+                declared == v.OTHER and v.is_plain(passed) and passed != v.OTHER)
             if declared is not None and not isinstance(passed, v.ModuleValue) and not ambiguous:
                 passed = declared
             merged[name] = passed

@@ -55,6 +55,10 @@ class RawFinding:
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
+    # Where the span starts when TorchDynamo reports the break at an earlier line than `node`'s:
+    # the statement holding it (`node`'s end is still the span's end; on `node`'s own line, the
+    # span stays `node`'s).
+    start: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,11 @@ class RegionContext:
         """Whether `bool(node)` needs a tensor's data: a tensor, not an optional tensor's None check."""
         return self._walker.value(node) == v.TENSOR
 
+    def decided(self, test: cst.BaseExpression) -> bool | None:
+        """What TorchDynamo knows a test to be while tracing (an `is_compiling()` guard, a None
+        check on a name known to be None...); None when it depends on run-time values."""
+        return self._walker.compile_time_truth(test)
+
     def callee(self, call: cst.Call) -> FunctionInfo | None:
         return self._walker.project.resolve_call(self._walker, call)
 
@@ -218,13 +227,18 @@ class RegionContext:
 
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
-               only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = ()) -> None:
+               only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
+               start_at: cst.CSTNode | None = None, guard: cst.BaseExpression | None = None) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
         where the function runs eagerly after a break TorchDynamo cannot resume from (the region
         pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
-        when one of these functions breaks (the region pass keeps it then, and drops it else)."""
+        when one of these functions breaks (the region pass keeps it then, and drops it else).
+        `start_at`: the node whose start the finding's span starts at, when TorchDynamo reports the
+        break at its line (the `if` of a test whose first line comes later). `guard`: a Python
+        condition the construct runs only after, whose value breakscan cannot tell (`flag` in
+        `flag and x.any()`): the finding is then a warning that names it."""
         walker = self._walker
         if self._captured(rule, node):
             return
@@ -233,6 +247,10 @@ class RegionContext:
             severity = "warning"
             what = _short_code(unknown)
             message = (f"{message or rule.message} (if `{what}` is a tensor: breakscan cannot tell what it is)")
+        elif guard is not None and (severity or rule.severity) == "error":
+            severity = "warning"
+            message = (f"{message or rule.message} (only where `{_short_code(guard)}` lets it run: "
+                       "breakscan cannot tell which way that goes)")
         elif partial is not None:
             severity = "warning"
             message = (f"{message or rule.message} (where `{_short_code(partial)}` is a tensor: "
@@ -241,7 +259,8 @@ class RegionContext:
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
                        in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
-                       only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break))
+                       only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
+                       start=start_at)
         )
 
     def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -514,6 +533,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.MASK if isinstance(node.operator, cst.BitInvert) else v.TENSOR
             return inner if inner in v.NUMBERS else v.OTHER
         if isinstance(node, cst.BooleanOperation):
+            decided = self.compile_time_truth(node.left)
+            if decided is not None and decided == isinstance(node.operator, cst.Or):
+                return self.value(node.left)  # it short-circuits: the right side never runs
             return v.join(self.value(node.left), self._value_narrowed_by(node.left, node.right, node.operator))
         if isinstance(node, cst.IfExp):
             outcome = self.compile_time_truth(node.test)
@@ -1009,6 +1031,8 @@ class RegionWalker(cst.CSTVisitor):
             return True if True in (left, right) else (False if left is False and right is False else None)
         if isinstance(test, cst.Name) and test.value in ("True", "False"):
             return test.value == "True"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._comparison_truth(test.left, test.comparisons[0])
         if self.qualname(test) == "typing.TYPE_CHECKING":
             return False
         if isinstance(test, cst.Call) and not test.args:
@@ -1017,6 +1041,29 @@ class RegionWalker(cst.CSTVisitor):
                 return False
             if last in COMPILING_GUARDS:
                 return True
+        return None
+
+    def _comparison_truth(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> bool | None:
+        """`x is None` where the name `x` is known to be None (a parameter every caller leaves at
+        None, a local bound to it) or a container built here; `n == "warn"` where `n` is known to be
+        a number (or a string compared with a number): TorchDynamo specialises on these, and so
+        does the lint. Not decided: attributes (what `__init__` sets is not all they hold), and
+        values an annotation declares (`-> int` on a property that starts as None) or a guess
+        (an unannotated parameter taken to be a tensor)."""
+        right = target.comparator
+        operator = target.operator
+        if isinstance(operator, (cst.Is, cst.IsNot)):
+            other = right if v.literal_kind(left) == v.NONE else left if v.literal_kind(right) == v.NONE else None
+            if not isinstance(other, cst.Name):
+                return None
+            value = self.value(other)
+            # Not an object: joined with None, an object stays an object (`join`).
+            is_none = True if value == v.NONE else False if isinstance(value, v.Container) else None
+            return None if is_none is None else is_none == isinstance(operator, cst.Is)
+        if isinstance(operator, (cst.Equal, cst.NotEqual)):
+            kinds = {self.value(left), self.value(right)}
+            if v.STR in kinds and kinds & v.NUMBERS and len(kinds) == 2:
+                return isinstance(operator, cst.NotEqual)  # a number never equals a string
         return None
 
     def _visit_for(self, node: cst.For) -> bool:

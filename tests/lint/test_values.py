@@ -224,3 +224,68 @@ def test_an_annotated_base_is_any_subclass_in_the_package_both_belong_to(tmp_pat
     found = lint_paths([str(tmp_path / "pkg")], Config(), jobs=1).findings
     assert sorted((f.path.rpartition("pkg/")[2], f.line, f.rule) for f in found) == [
         ("_brownian/interval.py", 6, "BS103"), ("_brownian/interval.py", 6, "BS103"), ("_core/solver.py", 16, "BS209")]
+
+
+def test_a_none_check_or_a_string_comparison_the_lint_can_decide_short_circuits_the_test(tmp_path):
+    outcome = lint_source(tmp_path, """\
+from typing import Optional
+
+import torch
+
+def safe_divide(num, denom, zero_division: float = 0.0):
+    if zero_division == "warn" and torch.any(denom == 0):
+        print("zero division")
+    return num / denom
+
+def area(fpr, tpr, max_fpr: Optional[float] = None):
+    if max_fpr is None or max_fpr == 1 or fpr.sum() == 0:
+        return fpr
+    return tpr
+
+def clipped(fpr, limit: Optional[float] = None):
+    if limit is not None and fpr.max() > limit:
+        return fpr.clamp(max=limit)
+    return fpr
+
+@torch.compile
+def run(x, y):
+    return safe_divide(x, y) + area(x, y) + clipped(x, limit=0.5)
+""")
+    assert [(f.line, f.rule) for f in outcome.findings] == [(16, "BS201")]
+
+
+def test_a_data_test_behind_a_python_condition_of_unknown_value_is_a_warning_naming_it(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def fn(x, mask=None):
+    if mask is not None and mask.any():
+        x = x + 1
+    if x.sum() > 0:
+        x = x - 1
+    return x
+""")
+    by_line = {f.line: f for f in outcome.findings}
+    assert by_line[5].severity == "warning" and "`mask is not None`" in by_line[5].message
+    assert by_line[7].severity == "error"
+
+
+def test_a_multi_line_test_whose_jump_is_not_a_comparison_starts_at_its_statement(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def fn(x, y):
+    if (
+        (x < 0.5).any()
+        or (y < 0.5).any()
+    ):
+        x = x + 1
+    if (
+        x.sum() > y.sum()
+    ):
+        x = x - 1
+    return x
+""")
+    assert [(f.line, f.span.end_line) for f in outcome.findings] == [(5, 7), (11, 11)]

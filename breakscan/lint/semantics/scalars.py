@@ -234,6 +234,18 @@ def is_constant_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = fr
     return bool(arguments) and all(v.is_plain(ctx.value(a)) for a in arguments)
 
 
+def undecided_guard(test: cst.BaseExpression, ctx) -> cst.BaseExpression | None:
+    """The Python condition before a test's data operand whose value breakscan cannot tell
+    (`max_fpr is None` in `max_fpr is None or fpr.sum() == 0`): the data is read only where it
+    lets the test go on."""
+    while isinstance(test, cst.BooleanOperation) and not holds_tensor_data(test.left, ctx) and (
+            holds_tensor_data(test.right, ctx)):
+        if ctx.decided(test.left) is None:
+            return test.left
+        test = test.right
+    return None
+
+
 def data_operand(test: cst.BaseExpression, ctx) -> cst.BaseExpression:
     """The part of a branch test whose truth needs tensor data: in `self.training and w != 0` it is
     `w != 0`, which runs only when the Python flag before it is true; the whole test otherwise."""
@@ -241,3 +253,19 @@ def data_operand(test: cst.BaseExpression, ctx) -> cst.BaseExpression:
             holds_tensor_data(test.right, ctx)):
         test = test.right
     return test
+
+
+def jump_holder(holder: cst.CSTNode, test: cst.BaseExpression, ctx) -> cst.CSTNode | None:
+    """Where TorchDynamo reports the break of a branch on `test` when that is not the test's own
+    line: Python 3.11 places the jump on a comparison at the comparison, and any other jump (on
+    a call's result, a name, an `and`/`or` of them) at the statement or expression holding the
+    test (`holder`: the `if`, the `while`, the conditional expression), whose first line may come
+    before the test's. Probed: `if (\n (x < b).any()\n or ...\n):` breaks at the `if` line."""
+    while True:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        elif isinstance(test, cst.BooleanOperation):
+            test = test.left if holds_tensor_data(test.left, ctx) else test.right
+        else:
+            return None if isinstance(test, cst.Comparison) else holder
+

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data
+from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data, jump_holder, undecided_guard
 
 
 class TensorIf(Rule):
@@ -102,6 +102,29 @@ class TensorIf(Rule):
                         x = x.masked_fill(mask, 0.0)
                     return x * 2
         """, entry="Model()", inputs="(torch.randn(8), torch.randn(8) > 0)"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x, y):
+                if (  # break
+                    (x < 0.5).any()
+                    or (y < 0.5).any()
+                ):
+                    return x + 1
+                return x - 1
+        """, inputs="(torch.rand(8), torch.rand(8))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x, y):
+                if (
+                    x.sum() > y.sum()  # break
+                ):
+                    return x + 1
+                return x - 1
+        """, inputs="(torch.rand(8), torch.rand(8))"),
     )
     valid = (
         Example("""
@@ -195,4 +218,5 @@ class TensorIf(Rule):
 
     def on_If(self, node: cst.If, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
-            ctx.report(self, data_operand(node.test, ctx))
+            ctx.report(self, data_operand(node.test, ctx), start_at=jump_holder(node, node.test, ctx),
+                       guard=undecided_guard(node.test, ctx))

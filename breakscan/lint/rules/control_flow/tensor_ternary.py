@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data
+from breakscan.lint.semantics.scalars import data_operand, holds_tensor_data, jump_holder, undecided_guard
 
 
 class TensorTernary(Rule):
@@ -63,4 +63,5 @@ class TensorTernary(Rule):
 
     def on_IfExp(self, node: cst.IfExp, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
-            ctx.report(self, data_operand(node.test, ctx))
+            ctx.report(self, data_operand(node.test, ctx), start_at=jump_holder(node, node.test, ctx),
+                       guard=undecided_guard(node.test, ctx))

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import holds_tensor_data
+from breakscan.lint.semantics.scalars import holds_tensor_data, jump_holder
 
 
 class TensorWhile(Rule):
@@ -87,4 +87,4 @@ class TensorWhile(Rule):
 
     def on_While(self, node: cst.While, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
-            ctx.report(self, node.test)
+            ctx.report(self, node.test, start_at=jump_holder(node, node.test, ctx))
