@@ -297,7 +297,7 @@ class Unit:
         wanted: dict[str, list[tuple[cst.CSTNode, cst.CSTNode]]] = {}
         for path, items in raw.items():
             wanted.setdefault(path, []).extend((node, f.function.top_statement) for f, _ in items
-                                               for node in (f.node, f.start) if node is not None)
+                                               for node in (f.node, f.start, f.end) if node is not None)
         for caller, call in (site for along in calls.values() for site in along):
             wanted.setdefault(caller.module.path, []).append((call, caller.top_statement))
         spans = {path: self.parsed[path].positions.locate(nodes) for path, nodes in wanted.items()}
@@ -309,8 +309,10 @@ class Unit:
                               for caller, call in calls[key])
                 span = spans[path][id(finding.node)]
                 first = spans[path][id(finding.start)] if finding.start is not None else None
-                if first is not None and first.line < span.line:  # on one line, the construct's own column
-                    span = Span(first.line, first.column, span.end_line, span.end_column)
+                last = spans[path][id(finding.end)] if finding.end is not None else span
+                if first is None or first.line >= span.line:  # on one line, the construct's own column
+                    first = span
+                span = Span(first.line, first.column, last.end_line, last.end_column)
                 found = Finding(rule=rule.id, name=rule.name, path=path, span=span,
                                 message=finding.message, gb_ids=rule.gb_ids, severity=finding.severity,
                                 chain=analysis.chain(key), fix=finding.fix or Fix(rule.fix_hint), call_sites=sites,

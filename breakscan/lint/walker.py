@@ -59,6 +59,9 @@ class RawFinding:
     # the statement holding it (`node`'s end is still the span's end; on `node`'s own line, the
     # span stays `node`'s).
     start: cst.CSTNode | None = None
+    # Where the span ends, when the construct goes on past `node` (the rest of an `and`/`or`
+    # chain after its first data operand, whose later operands may break too).
+    end: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,8 @@ class RegionContext:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
                only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
-               start_at: cst.CSTNode | None = None, guard: cst.BaseExpression | None = None) -> None:
+               start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
+               guard: cst.BaseExpression | None = None) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
@@ -236,7 +240,8 @@ class RegionContext:
         pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
         when one of these functions breaks (the region pass keeps it then, and drops it else).
         `start_at`: the node whose start the finding's span starts at, when TorchDynamo reports the
-        break at its line (the `if` of a test whose first line comes later). `guard`: a Python
+        break at its line (the `if` of a test whose first line comes later); `end_at`: the node
+        whose end it ends at (the whole test of which `node` is the first data operand). `guard`: a Python
         condition the construct runs only after, whose value breakscan cannot tell (`flag` in
         `flag and x.any()`): the finding is then a warning that names it."""
         walker = self._walker
@@ -260,7 +265,7 @@ class RegionContext:
                        in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
-                       start=start_at)
+                       start=start_at, end=end_at if end_at is not node else None)
         )
 
     def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:

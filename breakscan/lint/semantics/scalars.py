@@ -238,21 +238,29 @@ def undecided_guard(test: cst.BaseExpression, ctx) -> cst.BaseExpression | None:
     """The Python condition before a test's data operand whose value breakscan cannot tell
     (`max_fpr is None` in `max_fpr is None or fpr.sum() == 0`): the data is read only where it
     lets the test go on."""
-    while isinstance(test, cst.BooleanOperation) and not holds_tensor_data(test.left, ctx) and (
-            holds_tensor_data(test.right, ctx)):
-        if ctx.decided(test.left) is None:
-            return test.left
-        test = test.right
+    for operand in _operands(test):
+        if holds_tensor_data(operand, ctx):
+            return None
+        if ctx.decided(operand) is None:
+            return operand
     return None
 
 
 def data_operand(test: cst.BaseExpression, ctx) -> cst.BaseExpression:
     """The part of a branch test whose truth needs tensor data: in `self.training and w != 0` it is
-    `w != 0`, which runs only when the Python flag before it is true; the whole test otherwise."""
-    while isinstance(test, cst.BooleanOperation) and not holds_tensor_data(test.left, ctx) and (
-            holds_tensor_data(test.right, ctx)):
-        test = test.right
-    return test
+    `w != 0`, which runs only when the Python flag before it is true; the whole test when its
+    first operand already needs data."""
+    operands = _operands(test)
+    first = next((operand for operand in operands if holds_tensor_data(operand, ctx)), None)
+    return test if first is None or first is operands[0] else first
+
+
+def _operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of an `and`/`or` chain in the order Python evaluates them (libcst nests
+    `a or b or c` to the left)."""
+    if isinstance(test, cst.BooleanOperation):
+        return [*_operands(test.left), *_operands(test.right)]
+    return [test]
 
 
 def jump_holder(holder: cst.CSTNode, test: cst.BaseExpression, ctx) -> cst.CSTNode | None:

@@ -219,4 +219,4 @@ class TensorIf(Rule):
     def on_If(self, node: cst.If, ctx) -> None:
         if holds_tensor_data(node.test, ctx):
             ctx.report(self, data_operand(node.test, ctx), start_at=jump_holder(node, node.test, ctx),
-                       guard=undecided_guard(node.test, ctx))
+                       end_at=node.test, guard=undecided_guard(node.test, ctx))
