@@ -109,8 +109,9 @@ LIBRARIES = [
     Library("torchmetrics", "torchmetrics", "1.9.0", roots=tuple(f"functional.{name}" for name in (
         "classification.accuracy.accuracy", "classification.f_beta.f1_score", "classification.auroc.auroc",
         "regression.mse.mean_squared_error", "regression.pearson.pearson_corrcoef", "regression.r2.r2_score",
-        "regression.spearman.spearman_corrcoef", "image.ssim.structural_similarity_index_measure",
-        "image.psnr.peak_signal_noise_ratio"))),
+        "regression.spearman.spearman_corrcoef",
+        # What `torchmetrics.functional.<name>` is for these two: a wrapper that warns first.
+        "image._deprecated._structural_similarity_index_measure", "image._deprecated._peak_signal_noise_ratio"))),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

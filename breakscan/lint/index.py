@@ -323,7 +323,12 @@ def _is_type_expression(index: ModuleIndex, value: cst.BaseExpression) -> bool:
 
 def _aliased(index: ModuleIndex, value: cst.BaseExpression) -> str | None:
     """The qualified name a module-level value is another name for: a dotted name the module
-    imports or defines (`torch._dynamo.disable`), or `getattr(<such a name>, "attr"[, default])`."""
+    imports or defines (`torch._dynamo.disable`), `getattr(<such a name>, "attr"[, default])`, or
+    `functools.partial(<such a name>, ...)` (calling it calls that: `partial(warnings.warn,
+    category=FutureWarning)` breaks where it is called, as `warnings.warn` does)."""
+    if isinstance(value, cst.Call) and index.qualify(dotted_name(value.func)) == "functools.partial":
+        first = value.args[0] if value.args else None
+        return _aliased(index, first.value) if first is not None and not first.keyword and not first.star else None
     if isinstance(value, cst.Call) and index.qualify(dotted_name(value.func)) == "builtins.getattr":
         arguments = [a.value for a in value.args]
         if len(arguments) in (2, 3) and isinstance(arguments[1], cst.SimpleString):

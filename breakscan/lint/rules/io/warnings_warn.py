@@ -51,6 +51,20 @@ class WarningsWarn(Rule):
                 return y + 1
         """),
         Example("""
+            import warnings
+            from functools import partial
+
+            import torch
+
+            future_warning = partial(warnings.warn, category=FutureWarning)
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                future_warning("fn() is deprecated")  # break
+                return y + 1
+        """),
+        Example("""
             import torch
             from torch import nn
             from warnings import warn
