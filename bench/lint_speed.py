@@ -110,7 +110,7 @@ def editor_relint(runs: int) -> tuple[str, int, float] | None:
     from breakscan.config import Config
     from breakscan.files import collect
     from breakscan.lint.buffer import lint_buffer
-    from breakscan.lint.engine import FileSet
+    from breakscan.lint.units import FileSet
 
     torch_dir = _torch_dir()
     if torch_dir is None:

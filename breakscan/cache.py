@@ -20,8 +20,8 @@ from pathlib import Path
 
 from breakscan import __version__
 from breakscan.config import Config
-from breakscan.lint.engine import FileSet, LintSettings, UnitResult
 from breakscan.lint.source import disk_signature
+from breakscan.lint.units import FileSet, LintSettings, UnitResult
 from breakscan.plain_json import from_plain, to_plain
 
 CACHE_DIR_NAME = ".breakscan_cache"
@@ -77,7 +77,7 @@ class LintCache:
     def _settings_fingerprint(self, settings: LintSettings, files: FileSet) -> bytes:
         key = id(settings), id(files)
         if key not in self._fingerprints:
-            description = repr((_code_fingerprint(), [r.id for r in settings.rules], settings.roots,
+            description = repr((_code_fingerprint(), settings.rule_ids, settings.roots,
                                 settings.unreachable, settings.dynamo, settings.fixes, sorted(files.by_module.items()), files.resolver.src_roots,
                                 files.resolver.follow))
             self._fingerprints[key] = description.encode()

@@ -223,8 +223,8 @@ def _shows_fixes(args: argparse.Namespace) -> bool:
 
 def _attach_fixes(report: Report, args: argparse.Namespace) -> None:
     """The refactors that depend on what TorchDynamo saw, for the formats that show or apply them
-    (the lint wrote the others)."""
-    if not _shows_fixes(args) or not report.findings:
+    (the lint wrote the others: a static run has nothing to add)."""
+    if not _shows_fixes(args) or not report.findings or not report.targets:
         return
     from breakscan.fixes import attach_fixes
 

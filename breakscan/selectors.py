@@ -13,10 +13,10 @@ _LOOKALIKE_DIGITS = str.maketrans("OIL", "011")
 
 
 def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from breakscan.lint.rules import all_rules
+    from breakscan.lint.rules import rule_table
 
-    rules = all_rules()
-    return (UNPREDICTED_ID, *(rule.id for rule in rules)), tuple(rule.name for rule in rules)
+    table = rule_table()
+    return (UNPREDICTED_ID, *(rule_id for rule_id, _ in table)), tuple(name for _, name in table)
 
 
 def is_known_selector(selector: str, ids: tuple[str, ...], names: tuple[str, ...]) -> bool:

@@ -14,8 +14,8 @@ from functools import cached_property
 import libcst as cst
 
 from breakscan.lint.names import import_bindings
+from breakscan.lint.parse import parse_module
 from breakscan.lint.positions import ModulePositions
-from breakscan.lint.source import parse_module
 from breakscan.model import Span
 
 

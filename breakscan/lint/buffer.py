@@ -7,9 +7,10 @@ from memory and every other file from disk; suppressions and config apply as on 
 from __future__ import annotations
 
 from breakscan.config import Config
-from breakscan.lint.engine import FileSet, LintSettings, Unit
+from breakscan.lint.engine import Unit
 from breakscan.lint.linter import LintOutcome, lint_settings, merge_units, module_resolver
 from breakscan.lint.source import Source, SourceError, check_bracket_depth, read_source
+from breakscan.lint.units import FileSet, LintSettings
 
 
 class _BufferUnit(Unit):
@@ -40,6 +41,6 @@ def lint_buffer(path: str, buffers: dict[str, str], config: Config, files: FileS
         files = FileSet([*(files.paths if files else ()), path],
                         files.resolver if files is not None else module_resolver(config))
     settings = lint_settings(config, fixes=fixes)
-    outcome = LintOutcome(files=[path], rule_ids=tuple(rule.id for rule in settings.rules))
+    outcome = LintOutcome(files=[path], rule_ids=settings.rule_ids)
     merge_units(outcome, [(path, _BufferUnit(path, files, settings, buffers).run())], config)
     return outcome

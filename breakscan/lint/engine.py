@@ -18,32 +18,25 @@ import threading
 import tokenize
 from collections import Counter, OrderedDict
 from collections.abc import Container
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 
 from breakscan.fixes import with_fix
 from breakscan.fixes.source import SourceModule
-from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import ModuleIndex, build_index
-from breakscan.lint.inheritance import ClassOutline, Hierarchy, Lineages, ModuleOutline, derived_names, outline
+from breakscan.lint.inheritance import ClassOutline, Hierarchy, Lineages, ModuleOutline, outline
+from breakscan.lint.parse import parse_module
 from breakscan.lint.positions import ModulePositions
 from breakscan.lint.regions import Project
-from breakscan.lint.resolve import Located, ModuleResolver
+from breakscan.lint.resolve import Located
 from breakscan.lint.rule import Rule
-from breakscan.lint.source import (
-    Source,
-    SourceError,
-    check_expression_size,
-    disk_signature,
-    parse_module,
-    read_source,
-    syntax_error,
-)
-from breakscan.lint.suppress import Suppression, parse_suppressions
+from breakscan.lint.rules import rules_with_ids
+from breakscan.lint.source import Source, SourceError, check_expression_size, disk_signature, read_source, syntax_error
+from breakscan.lint.suppress import parse_suppressions
+from breakscan.lint.units import FileSet, LintSettings, UnitResult
 from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite, Span
-from breakscan.notebook import is_notebook
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
 _ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
@@ -51,88 +44,6 @@ _TARGETS_NAME = "BREAKSCAN_TARGETS"
 # Deeply nested code recurses deeply in libcst's Python visitors: give them room in a worker thread.
 _STACK_BYTES = 256 * 1024 * 1024
 _RECURSION_LIMIT = 60_000
-
-
-@dataclass(frozen=True)
-class LintSettings:
-    rules: tuple[type[Rule], ...]
-    roots: tuple[str, ...] = ()
-    # Also report constructs in code no compiled root reaches, as "info".
-    unreachable: bool = False
-    # TorchDynamo settings the project's config declares (`[tool.breakscan.dynamo]`).
-    dynamo: DynamoSettings = NO_SETTINGS
-    # Write each finding's suggested refactor, on the unit's own parse of the file (the reports
-    # that show them); an editor asks for them only when the user wants a code action.
-    fixes: bool = False
-
-
-@dataclass
-class UnitResult:
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    suppressions: dict[str, list[Suppression]] = field(default_factory=dict)
-    # Every file this unit's result depends on, with the content it read (for the cache key).
-    dependencies: dict[str, bytes] = field(default_factory=dict)
-    # Files whose appearing would change what an import resolved to (for the cache key too).
-    absent: set[str] = field(default_factory=set)
-    declares_targets: bool = False
-    # Base class names (last parts) this result asked the scanned files' subclasses of, with the
-    # files whose class statements named them then: a file that starts or stops naming one changes
-    # what an object of that class may be (checked again on a cache hit).
-    derivations: dict[str, list[str]] = field(default_factory=dict)
-
-
-class FileSet:
-    """The scanned files, and how module names map to files: the scanned ones, and the project's
-    (and followed packages') other files on disk, found on demand by the resolver."""
-
-    def __init__(self, paths: list[str], resolver: ModuleResolver | None = None):
-        self.paths = paths
-        self.resolver = resolver or ModuleResolver()
-        self.by_module: dict[str, str] = {}
-        self._by_real_path: dict[str, str] = {}
-        self._deriving: dict[str, list[str]] | None = None
-        for path in paths:
-            self.by_module.setdefault(self.resolver.module_name(path)[0], path)
-            self._by_real_path.setdefault(os.path.realpath(path), path)
-
-    def locate(self, name: str, importer: str) -> Located | None:
-        """Module `name` as the code of `importer` imports it; a scanned file keeps its given path."""
-        found = self.resolver.locate(name, importer)
-        if found is not None:
-            scanned = self._by_real_path.get(os.path.realpath(found.path))
-            return Located(scanned, None) if scanned is not None else found
-        path = self.by_module.get(name)
-        return Located(path) if path is not None else None
-
-    def deriving_from(self, name: str) -> list[str]:
-        """The scanned files whose class statements name a base whose last part is `name`, read
-        from their text once per run (and kept per file while it is unchanged)."""
-        if self._deriving is None:
-            self._deriving = {}
-            for path in self.paths:
-                for base in _derived_names(path):
-                    self._deriving.setdefault(base, []).append(path)
-        return self._deriving.get(name, [])
-
-
-def _derived_names(path: str) -> frozenset[str]:
-    signature = disk_signature(path)
-    kept = _derived.get(path)
-    if kept is None or signature is None or kept[0] != signature:
-        try:
-            # Only class statements are read: a plain decode, without `read_source`'s checks (a
-            # warm run asks this of every file, and the checks took most of its time).
-            if is_notebook(path):
-                text = read_source(path).text
-            else:
-                with open(path, "rb") as handle:
-                    text = handle.read().decode("utf-8", errors="replace")
-            names = derived_names(text)
-        except (SourceError, OSError):
-            names = frozenset()  # the file's own unit reports why
-        kept = _derived[path] = (signature, names)
-    return kept[1]
 
 
 @dataclass
@@ -225,7 +136,6 @@ PARSE_CACHE_LINES = 40_000
 _parse_cache = _ParseCache(PARSE_CACHE_LINES)
 # Outlines of the modules base classes come from, by path: the file's signature and text when read.
 _outlines: dict[str, tuple[tuple[int, int] | None, bytes, ModuleOutline]] = {}
-_derived: dict[str, tuple[tuple[int, int] | None, frozenset[str]]] = {}  # path -> (signature, derived_names)
 
 
 class Unit:
@@ -281,7 +191,7 @@ class Unit:
         self.result.declares_targets = own.index.declares_targets
         project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo,
                           self._hierarchy(own.index).subclasses)
-        handlers = functools.partial(_handlers, self.settings.rules)
+        handlers = functools.partial(_handlers, rules_with_ids(self.settings.rule_ids))
         analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}
         for key, function_result in analysis.results.items():

@@ -13,7 +13,6 @@ cheaper, and only a file that does inherit a module's forward is then parsed and
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -106,19 +105,6 @@ class Lineages:
         if name in found.classes:
             return found.classes[name]
         return found.imports.get(name)
-
-
-# `class Name(Base, other.Base2, metaclass=M):`, its bases possibly over several lines.
-_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
-_BASE_NAME = re.compile(r"(?<![=\w.])(?:\w+\.)*(\w+)\s*(?=[,\[]|$)")
-
-
-def derived_names(text: str) -> frozenset[str]:
-    """The last parts of the names a file's classes derive from (`Transform` for `class
-    Exp(dist.Transform)`), read from the text: which files may define subclasses of a class,
-    known without parsing them."""
-    return frozenset(match.group(1) for header in _CLASS_HEADER.finditer(text)
-                     for match in _BASE_NAME.finditer(header.group(1)))
 
 
 class Hierarchy:

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from breakscan.config import Config
 from breakscan.files import collect
-from breakscan.lint.engine import FileSet, LintSettings, UnitResult, lint_unit
 from breakscan.lint.resolve import FollowPolicy, ModuleResolver
 from breakscan.lint.rules import matches, select_rules
 from breakscan.lint.suppress import Suppression, is_suppressed, unused
+from breakscan.lint.units import FileSet, LintSettings, UnitResult
 from breakscan.model import FileError, Finding
 
 # A progress display's hook: (the file just linted, files done, files in all).
@@ -43,7 +43,7 @@ def lint_paths(paths: list[str], config: Config, *, select: tuple[str, ...] = ()
     collected = collect(paths, config.exclude)
     settings = lint_settings(config, select, ignore, unreachable, fixes)
     outcome = LintOutcome(files=collected.files, errors=list(collected.errors), missing=collected.missing,
-                          rule_ids=tuple(r.id for r in settings.rules))
+                          rule_ids=settings.rule_ids)
     files = FileSet(collected.files, module_resolver(config, follow))
     units = _run_units(files, settings, jobs, cache, on_file)
     merge_units(outcome, units, config)
@@ -59,8 +59,8 @@ def module_resolver(config: Config, follow: bool = False) -> ModuleResolver:
 def lint_settings(config: Config, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
                   unreachable: bool = False, fixes: bool = False) -> LintSettings:
     """Command-line choices over the config's."""
-    rules = tuple(select_rules(select or config.select, ignore + config.ignore))
-    return LintSettings(rules=rules, roots=config.roots, unreachable=unreachable or config.unreachable,
+    return LintSettings(rule_ids=select_rules(select or config.select, ignore + config.ignore), roots=config.roots,
+                        unreachable=unreachable or config.unreachable,
                         dynamo=config.dynamo, fixes=fixes)
 
 
@@ -93,7 +93,7 @@ def _run_units(files: FileSet, settings: LintSettings, jobs: int | None, cache,
                     computed(path, result)
     else:
         for path in todo:
-            computed(path, lint_unit(path, files, settings))
+            computed(path, _lint_batch([path], files, settings)[0])
     return [(path, results[path]) for path in files.paths]
 
 
@@ -114,6 +114,9 @@ def _file_size(path: str) -> int:
 
 
 def _lint_batch(paths: list[str], files: FileSet, settings: LintSettings) -> list[UnitResult]:
+    # The analysis (and libcst) is imported only when some file is not answered from the cache.
+    from breakscan.lint.engine import lint_unit
+
     return [lint_unit(path, files, settings) for path in paths]
 
 

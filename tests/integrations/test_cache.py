@@ -9,9 +9,9 @@ import pytest
 from breakscan import cache as cache_module
 from breakscan.cache import LintCache
 from breakscan.config import Config
-from breakscan.lint import linter
-from breakscan.lint.engine import UnitResult
+from breakscan.lint import engine, linter
 from breakscan.lint.suppress import Suppression
+from breakscan.lint.units import UnitResult
 from breakscan.model import Edit, FileError, Finding, Fix, Span
 from breakscan.plain_json import from_plain, to_plain
 from tests.integrations.helpers import (
@@ -29,13 +29,13 @@ from tests.integrations.helpers import (
 def linted_units(monkeypatch):
     """The files each lint really analysed (not answered from the cache)."""
     analysed: list[str] = []
-    real = linter.lint_unit
+    real = engine.lint_unit
 
     def counting(path, files, settings):
         analysed.append(os.path.basename(path))
         return real(path, files, settings)
 
-    monkeypatch.setattr(linter, "lint_unit", counting)
+    monkeypatch.setattr(engine, "lint_unit", counting)
     return analysed
 
 

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -29,6 +30,19 @@ def test_static_check_never_imports_torch():
     assert done.returncode == 1 and '"ruleId": "BS101"' in done.stdout
     assert {"libcst", "breakscan.lint.engine", "breakscan.rule_docs"} <= modules  # rule_docs: by the sarif renderer
     assert not [m for m in modules if is_torch(m)]
+
+
+def test_a_run_the_cache_answers_imports_neither_the_analysis_nor_libcst(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(BREAKING)
+    command = [sys.executable, "-X", "importtime", "-m", "breakscan", "check", "--static", "--format", "text",
+               "--ignore", "BS4", str(model)]
+    env = {**os.environ, "BREAKSCAN_CACHE_DIR": str(tmp_path / "cache")}
+    cold, warm = (subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                  for _ in range(2))
+    assert cold.returncode == warm.returncode == 1 and cold.stdout == warm.stdout
+    assert "libcst" in imported_modules(cold.stderr)
+    assert not {"libcst", "breakscan.lint.engine"} & imported_modules(warm.stderr)
 
 
 def test_language_server_never_imports_torch(tmp_path):

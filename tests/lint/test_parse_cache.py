@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 
 from breakscan.lint.engine import _ParseCache, _Parsed
-from breakscan.lint.source import parse_module
+from breakscan.lint.parse import parse_module
 
 
 def parsed(path: str, lines: int) -> _Parsed:

@@ -5,7 +5,7 @@
 
 import pytest
 
-from breakscan.lint.rules import all_rules
+from breakscan.lint.rules import all_rules, rule_table
 from tests.helpers import lint_source
 
 CASES = [(rule, kind, index, example) for rule in all_rules()
@@ -24,6 +24,12 @@ def test_every_rule_has_examples_and_docs():
         else:
             assert rule.gb_ids and all(gb.startswith("GB") for gb in rule.gb_ids), rule.id
         assert rule.fix_hint and rule.message and rule.name, rule.id
+
+
+def test_the_rule_table_lists_every_rule_class():
+    """table.json lets a run choose rules without importing them: it must say what the classes say."""
+    assert rule_table() == tuple((rule.id, rule.name) for rule in all_rules()), (
+        "rule table out of date: python -c 'from breakscan.lint.rules import write_rule_table; write_rule_table()'")
 
 
 @pytest.mark.parametrize("rule,kind,index,example", CASES, ids=[f"{r.id}-{k}-{i}" for r, k, i, _ in CASES])

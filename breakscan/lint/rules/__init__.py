@@ -1,9 +1,14 @@
-"""The rule catalogue: one rule per module, grouped by family in sub-packages."""
+"""The rule catalogue: one rule per module, grouped by family in sub-packages.
+
+`table.json` lists every rule's id and name, so that choosing rules (and a run the cache answers)
+needs no rule imported, nor libcst; a test holds it to the classes."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import json
+import os
 import pkgutil
 
 from breakscan.lint.rule import Rule
@@ -23,6 +28,28 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(found[key] for key in sorted(found))
 
 
+_TABLE = os.path.join(os.path.dirname(__file__), "table.json")
+
+
+@functools.cache
+def rule_table() -> tuple[tuple[str, str], ...]:
+    """(id, name) of every rule, sorted by id, without importing them."""
+    with open(_TABLE, encoding="utf-8") as handle:
+        return tuple((rule_id, name) for rule_id, name in json.load(handle))
+
+
+def write_rule_table() -> None:
+    """Regenerate `table.json` from the rule classes (after adding or renaming a rule)."""
+    with open(_TABLE, "w", encoding="utf-8") as handle:
+        rows = ",\n".join(f"  {json.dumps([rule.id, rule.name])}" for rule in all_rules())
+        handle.write(f"[\n{rows}\n]\n")
+
+
+def rules_with_ids(rule_ids: tuple[str, ...]) -> tuple[type[Rule], ...]:
+    wanted = set(rule_ids)
+    return tuple(rule for rule in all_rules() if rule.id in wanted)
+
+
 def rule_by_id(rule_id: str) -> type[Rule] | None:
     wanted = rule_id.upper()
     return next((rule for rule in all_rules() if rule.id == wanted or rule.name == rule_id), None)
@@ -32,6 +59,7 @@ def matches(rule_id: str, patterns: tuple[str, ...]) -> bool:
     return any(rule_id.startswith(p.upper()) or p.upper() == "ALL" for p in patterns)
 
 
-def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> list[type[Rule]]:
-    chosen = [r for r in all_rules() if (not select or matches(r.id, select) or r.name in select)]
-    return [r for r in chosen if not (matches(r.id, ignore) or r.name in ignore)]
+def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The ids of the rules `select` chooses and `ignore` leaves in (ids, id prefixes, names, `ALL`)."""
+    chosen = [(i, name) for i, name in rule_table() if not select or matches(i, select) or name in select]
+    return tuple(i for i, name in chosen if not (matches(i, ignore) or name in ignore))
