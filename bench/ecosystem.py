@@ -112,6 +112,10 @@ LIBRARIES = [
         "regression.spearman.spearman_corrcoef",
         # What `torchmetrics.functional.<name>` is for these two: a wrapper that warns first.
         "image._deprecated._structural_similarity_index_measure", "image._deprecated._peak_signal_noise_ratio"))),
+    Library("gpytorch", "gpytorch", "1.15.2", roots=("Kernel.__call__", "ExactGP.__call__",
+                                                      "MultivariateNormal.log_prob")),
+    Library("e3nn", "e3nn", "0.6.0", roots=("spherical_harmonics",)),
+    Library("fair-esm", "esm", "2.0.0"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

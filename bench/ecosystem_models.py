@@ -792,6 +792,111 @@ TORCHMETRICS = [
 ]
 
 
+# gpytorch ----------------------------------------------------------------------------------------
+
+def _gp_kernel(kind: str) -> Built:
+    import gpytorch
+
+    base = {"rbf": gpytorch.kernels.RBFKernel, "matern": partial(gpytorch.kernels.MaternKernel, nu=2.5),
+            "periodic": gpytorch.kernels.PeriodicKernel}[kind]()
+    kernel = gpytorch.kernels.ScaleKernel(base)
+
+    def covariance(x: torch.Tensor) -> torch.Tensor:
+        return kernel(x).to_dense()
+
+    return covariance, (torch.randn(16, 3),), {}
+
+
+def _exact_gp(predict: bool = False) -> Built:
+    import gpytorch
+
+    class ExactGP(gpytorch.models.ExactGP):
+        def __init__(self, x: torch.Tensor, y: torch.Tensor, likelihood: Any):
+            super().__init__(x, y, likelihood)
+            self.mean_module = gpytorch.means.ConstantMean()
+            self.covar_module = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel())
+
+        def forward(self, x: torch.Tensor) -> Any:
+            return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+    x, y = torch.randn(16, 2), torch.randn(16)
+    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    model = ExactGP(x, y, likelihood)
+    if predict:
+        model.eval()
+        likelihood.eval()
+        return (lambda test: likelihood(model(test)).mean), (torch.randn(4, 2),), {}
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
+    model.train()
+    return (lambda inputs, targets: -mll(model(inputs), targets)), (x, y), {}
+
+
+def _mvn_log_prob() -> Built:
+    import gpytorch
+
+    def log_prob(mean: torch.Tensor, factor: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        covariance = factor @ factor.mT + torch.eye(factor.shape[-1])
+        return gpytorch.distributions.MultivariateNormal(mean, covariance).log_prob(value)
+
+    return log_prob, (torch.randn(6), torch.randn(6, 6), torch.randn(6)), {}
+
+
+GPYTORCH = [
+    Spec("rbf_kernel", partial(_gp_kernel, "rbf")),
+    Spec("matern_kernel", partial(_gp_kernel, "matern")),
+    Spec("periodic_kernel", partial(_gp_kernel, "periodic")),
+    Spec("exact_gp_loss", _exact_gp, train=True),
+    Spec("exact_gp_predict", partial(_exact_gp, predict=True)),
+    Spec("mvn_log_prob", _mvn_log_prob),
+]
+
+
+# e3nn --------------------------------------------------------------------------------------------
+
+def _e3nn(kind: str) -> Built:
+    from e3nn import nn, o3
+
+    if kind == "linear":
+        module = o3.Linear("4x0e + 2x1o", "2x0e + 1x1o")
+        return module, (torch.randn(5, module.irreps_in.dim),), {}
+    if kind == "tensor_product":
+        module = o3.FullyConnectedTensorProduct("2x0e + 1x1o", "1x0e + 1x1o", "2x0e + 1x1o")
+        return module, (torch.randn(5, 5), torch.randn(5, 4)), {}
+    if kind == "spherical_harmonics":
+        return partial(o3.spherical_harmonics, [0, 1, 2], normalize=True), (torch.randn(8, 3),), {}
+    if kind == "gate":
+        module = nn.Gate("2x0e", [torch.relu], "1x0e", [torch.sigmoid], "1x1o")
+        return module, (torch.randn(5, module.irreps_in.dim),), {}
+    if kind == "norm":
+        module = o3.Norm("2x0e + 2x1o")
+        return module, (torch.randn(5, 8),), {}
+    module = nn.FullyConnectedNet([4, 8, 2], torch.relu)
+    return module, (torch.randn(5, 4),), {}
+
+
+E3NN = [Spec(kind, partial(_e3nn, kind))
+        for kind in ("linear", "tensor_product", "spherical_harmonics", "gate", "norm", "fully_connected")]
+
+
+# fair-esm ----------------------------------------------------------------------------------------
+
+def _esm2(**options: Any) -> Built:
+    import esm
+
+    model = esm.model.esm2.ESM2(num_layers=2, embed_dim=32, attention_heads=4, alphabet="ESM-1b")
+    tokens = torch.randint(4, 24, (2, 10))
+    tokens[:, 0] = 0  # the start token
+    return model, (tokens,), options
+
+
+FAIR_ESM = [
+    Spec("esm2", _esm2),
+    Spec("esm2_representations", partial(_esm2, repr_layers=[2])),
+    Spec("esm2_contacts", partial(_esm2, return_contacts=True)),
+    Spec("esm2_head_weights", partial(_esm2, need_head_weights=True)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -806,4 +911,7 @@ MODELS: dict[str, list[Spec]] = {
     "torchsde": TORCHSDE,
     "nflows": NFLOWS,
     "torchmetrics": TORCHMETRICS,
+    "gpytorch": GPYTORCH,
+    "e3nn": E3NN,
+    "fair-esm": FAIR_ESM,
 }

@@ -31,8 +31,8 @@ from breakscan.lint.index import (
     is_torch_module_base,
 )
 from breakscan.lint.names import dotted_name
-from breakscan.lint.traverse import find_nodes
-from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RegionWalker, T
+from breakscan.lint.traverse import find_nodes, subtree_ids
+from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RawFinding, RegionWalker, T
 
 if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
@@ -341,10 +341,31 @@ class Project:
             factory = self.find_function(function.module.qualify(dotted_name(named)) or "")
             if factory is None:
                 continue
-            for inner in find_nodes(factory.node.body, (cst.FunctionDef,)):
-                assert isinstance(inner, cst.FunctionDef)
-                if any(_names_wraps(d.decorator) for d in inner.decorators):
-                    found.append((decorator, self._inner_function(factory, inner)))
+            for maker in self._handed_on(factory):
+                for inner in find_nodes(maker.node.body, (cst.FunctionDef,)):
+                    assert isinstance(inner, cst.FunctionDef)
+                    if any(_names_wraps(d.decorator) for d in inner.decorators):
+                        found.append((decorator, self._inner_function(maker, inner)))
+        return found
+
+    def _handed_on(self, factory: FunctionInfo) -> list[FunctionInfo]:
+        """A decorator factory and the scanned functions it hands the decorating on to, by
+        returning their result or a partial of them (`return _cached(method, name=name)`,
+        `return functools.partial(_cached, name=name)`), a few steps deep."""
+        found = [factory]
+        for maker in found:
+            if len(found) > _MOST_HANDED_ON:
+                break
+            returns = find_nodes(maker.node.body, (cst.Return,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            for returned in (r.value for r in returns if isinstance(r, cst.Return)):
+                if not isinstance(returned, cst.Call):
+                    continue
+                callee = returned.func
+                if maker.module.qualify(dotted_name(callee)) == "functools.partial" and returned.args:
+                    callee = returned.args[0].value
+                handed = self.find_function(maker.module.qualify(dotted_name(callee)) or "")
+                if handed is not None and handed not in found:
+                    found.append(handed)
         return found
 
     def _inner_function(self, outer: FunctionInfo, inner: cst.FunctionDef) -> FunctionInfo:
@@ -669,6 +690,11 @@ def _common_package(package: str, module: str) -> str:
     return ".".join(common)
 
 
+# Functions a decorator factory may hand the decorating on to, followed from it (`cached` ->
+# `_cached`, `_cached_ignore_args`): more is a registry, not a decorator.
+_MOST_HANDED_ON = 4
+
+
 def _names_wraps(decorator: cst.BaseExpression) -> bool:
     """`@wraps(func)`, `@functools.wraps(func)`."""
     named = decorator.func if isinstance(decorator, cst.Call) else decorator
@@ -679,6 +705,28 @@ def _defaults_to_none(param: cst.Param) -> bool:
     return isinstance(param.default, cst.Name) and param.default.value == "None"
 
 
+def _conditional(finding: RawFinding) -> bool:
+    return bool(finding.if_callees_break or finding.if_breaks_within)
+
+
+def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callable[[str], bool]) -> bool:
+    """Whether what a conditional finding rests on breaks (see `_drop_findings_after_loop_breaks`);
+    one resting on warnings alone becomes a warning."""
+    if finding.if_callees_break and not any(map(breaks, finding.if_callees_break)):
+        return False
+    if finding.if_breaks_within:
+        inside = set().union(*map(subtree_ids, finding.if_breaks_within))
+        if any(id(s.node) in inside and breaks(s.callee.key) for s in result.calls):
+            return True
+        inner = [f for f in result.findings if id(f.node) in inside and not f.only_if_eager and not _conditional(f)]
+        if not inner:
+            return False
+        if all(f.severity != "error" for f in inner) and finding.severity == "error":
+            finding.severity = "warning"
+            finding.message += " (if the break inside it happens, which breakscan is unsure of)"
+    return True
+
+
 def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:
     """TorchDynamo cannot resume a frame inside a loop or inside a `try` block's body: a break
     there (in the function itself or in a helper it calls there) makes it run the rest of the
@@ -686,8 +734,9 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
     tracing, from the last break it resumed after), so the function's later constructs never
     break. Fixing that first break brings them back, and breakscan reports them then. What breaks
     only in eager code (`only_if_eager`) is kept where the code runs eagerly, and nowhere else;
-    what breaks only when a function it calls breaks (`if_callees_break`) is kept when one does,
-    and the function then falls back to eager from there, as after a break in a loop."""
+    what breaks only when a function it calls breaks (`if_callees_break`), or when something
+    under a node breaks (`if_breaks_within`), is kept when that does, and the function then falls
+    back to eager from there, as after a break in a loop."""
     may_break: dict[str, bool] = {}
 
     def breaks(key: str) -> bool:
@@ -695,15 +744,15 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
             may_break[key] = False  # recursion: assume not while it is being decided
             result = results.get(key)
             may_break[key] = result is not None and (
-                any(f.severity == "error" and not f.only_if_eager and not f.if_callees_break for f in result.findings)
+                any(f.severity == "error" and not f.only_if_eager and not _conditional(f) for f in result.findings)
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
     for result in results.values():
-        result.findings = [f for f in result.findings if any(map(breaks, f.if_callees_break)) or not f.if_callees_break]
+        result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
         breaking_calls = [s for s in result.calls if breaks(s.callee.key)]
-        in_loop = ([f.order for f in certain if f.in_loop or f.if_callees_break]
+        in_loop = ([f.order for f in certain if f.in_loop or _conditional(f)]
                    + [s.order for s in breaking_calls if s.in_loop] + result.frame_skips)
         in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]
         skip_from = min(in_loop + in_try, default=None)

@@ -54,6 +54,9 @@ class RawFinding:
     only_if_eager: bool = False
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
+    # It breaks only when a construct under one of these nodes breaks (a finding of the function
+    # there, or a call there of a function that breaks); kept or dropped by the region pass.
+    if_breaks_within: tuple[cst.CSTNode, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
     # Where the span starts when TorchDynamo reports the break at an earlier line than `node`'s:
     # the statement holding it (`node`'s end is still the span's end; on `node`'s own line, the
@@ -231,6 +234,7 @@ class RegionContext:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
                only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
+               if_breaks_within: tuple[cst.CSTNode, ...] = (),
                start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
                guard: cst.BaseExpression | None = None) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
@@ -239,6 +243,8 @@ class RegionContext:
         where the function runs eagerly after a break TorchDynamo cannot resume from (the region
         pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
         when one of these functions breaks (the region pass keeps it then, and drops it else).
+        `if_breaks_within`: the construct breaks only when something under these nodes breaks
+        (the region pass keeps it then, a warning when what breaks there is one).
         `start_at`: the node whose start the finding's span starts at, when TorchDynamo reports the
         break at its line (the `if` of a test whose first line comes later); `end_at`: the node
         whose end it ends at (the whole test of which `node` is the first data operand). `guard`: a Python
@@ -265,6 +271,7 @@ class RegionContext:
                        in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
+                       if_breaks_within=if_breaks_within,
                        start=start_at, end=end_at if end_at is not node else None)
         )
 

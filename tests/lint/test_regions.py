@@ -760,6 +760,39 @@ def test_a_decorators_wrapper_runs_with_the_decorated_function_and_is_given_what
     assert outcome.findings[0].chain == ("Model.forward", "checked.<locals>.wrapper")
 
 
+def test_a_decorator_factory_handing_the_decorating_on_runs_the_wrapper_it_hands_on_to(tmp_path):
+    """`@cached(name=...)` -> `_cached(method=None, name=...)` -> `functools.partial(_cached,
+    name=...)` -> `_cached(method)`, whose `functools.wraps` wrapper runs on every call."""
+    outcome = lint_source(tmp_path, src("""
+        import functools
+        import pickle
+        import torch
+
+        def cached(method=None, name=None):
+            return _cached(method=method, name=name)
+
+        def _cached(method=None, name=None):
+            if method is None:
+                return functools.partial(_cached, name=name)
+
+            @functools.wraps(method)
+            def g(self, *args, **kwargs):
+                key = pickle.dumps(kwargs)
+                return method(self, *args, **kwargs)
+            return g
+
+        class Model(torch.nn.Module):
+            @cached(name="helper")
+            def helper(self, x):
+                return x + 1
+
+            def forward(self, x):
+                return self.helper(x)
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(14, "BS505")]
+    assert outcome.findings[0].chain == ("Model.forward", "Model.helper", "_cached.<locals>.g")
+
+
 def test_an_object_declared_by_its_base_class_runs_the_scanned_subclasses_methods(tmp_path):
     """`transform: Transform` kept in `__init__` may hold any scanned subclass of Transform (one
     of torch's, here), however many files away: a method called on it runs each subclass's own."""

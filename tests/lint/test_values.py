@@ -289,3 +289,41 @@ def fn(x, y):
     return x
 """)
     assert [(f.line, f.span.end_line) for f in outcome.findings] == [(5, 7), (11, 11)]
+
+
+def test_a_torch_call_that_breaks_whatever_it_is_given_is_a_warning_on_arguments_of_unknown_kind(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+from elsewhere import load_pairs
+
+@torch.compile
+def fn(x):
+    same = [torch.equal(a, b) for a, b in load_pairs()]
+    return x * 2, torch.equal(x, x + 1), same
+""")
+    by_line = {f.line: f for f in outcome.findings if f.rule == "BS507"}
+    assert by_line[6].severity == "warning" and "`a`" in by_line[6].message
+    assert by_line[7].severity == "error"
+
+
+def test_a_builtin_stepping_through_a_generator_whose_items_break_breaks_at_the_call(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+from elsewhere import load_pairs
+
+@torch.compile
+def fn(x, y):
+    total = sum(t * 2 for t in (x, y))
+    lazy = zip((t.sum() for t in (x, y)), (1, 2))
+    if all(
+        torch.equal(t, y) for t in (x, total)
+    ):
+        x = x + 1
+    return x, lazy
+
+@torch.compile
+def unsure(x):
+    return x * 2, any(torch.equal(a, b) for a, b in load_pairs())
+""")
+    generator_findings = {f.line: f.severity for f in outcome.findings if f.rule == "BS211"}
+    assert generator_findings == {8: "error", 16: "warning"}

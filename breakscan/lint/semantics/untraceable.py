@@ -168,11 +168,13 @@ _TORCH_OWNED_ELSEWHERE = frozenset({
 _PROBED_TORCH_CATEGORIES = frozenset({"tensor-method", "torch", "functional"})
 
 
-def torch_probed_break(node: cst.Call, ctx) -> catalogue.Entry | None:
+def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseExpression | None] | None:
     """The catalogue's probe of a torch function or tensor method call that broke when given the
     same kind of arguments (`x.allclose(y)`, `torch.manual_seed(0)`, `x.unsqueeze_(0)`), under the
     settings this code is compiled with; None if it did not break there, was not probed, breaks
-    only on a data-dependent argument (`torch.zeros(k[0, 0])`), or another rule owns the call."""
+    only on a data-dependent argument (`torch.zeros(k[0, 0])`), or another rule owns the call.
+    With it, the argument the analysis cannot tell, when the call is one whose every probe broke,
+    whatever it was given (`torch.equal(a, b)` over a list it cannot see into)."""
     func = node.func
     qualified = ctx.qualname(func)
     if qualified is None and isinstance(func, cst.Attribute) and ctx.value(func.value) == v.TENSOR:
@@ -183,22 +185,26 @@ def torch_probed_break(node: cst.Call, ctx) -> catalogue.Entry | None:
         return None
     arguments = [a.value for a in node.args]
     kinds = [ctx.value(a) for a in arguments]
+    given: str | None = "any"
     if not qualified.startswith("torch.Tensor."):
         if any(kind == v.TENSOR or kind == v.TENSORS for kind in kinds):
             given = "tensor"
         elif all(v.is_plain(kind) for kind in kinds):
             given = "python" if kinds else "none"
         else:
-            return None  # an argument the analysis cannot tell
-    for entry in catalogue.entries(qualified, config=None):
-        if entry.category not in _PROBED_TORCH_CATEGORIES or entry.status != "ok" or not _own_break(entry):
-            continue
-        if not qualified.startswith("torch.Tensor.") and _probe_arguments(entry) != given:
-            continue
-        if entry.config != catalogue.DEFAULT and not _setting_holds(entry.config, ctx):
+            given = None  # an argument the analysis cannot tell
+    probes = [entry for entry in catalogue.entries(qualified, config=None)
+              if entry.category in _PROBED_TORCH_CATEGORIES and entry.status == "ok" and _own_break(entry)
+              and (entry.config == catalogue.DEFAULT or _setting_holds(entry.config, ctx))]
+    if given is None:
+        if probes and all(entry.breaks and entry.gb_ids for entry in probes) and not _captured_under(qualified, ctx):
+            return probes[0], next(a for a, kind in zip(arguments, kinds) if not v.is_plain(kind))
+        return None
+    for entry in probes:
+        if given != "any" and _probe_arguments(entry) != given:
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
-            return entry
+            return entry, None
     return None
 
 

@@ -101,7 +101,8 @@ class UntraceableTorchCall(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        entry = torch_probed_break(node, ctx)
-        if entry is not None:
-            probed = f"probed as `{entry.call}` under torch {catalogue.torch_version()}: {', '.join(entry.gb_ids)}"
-            ctx.report(self, node, f"{self.message} ({probed})")
+        probed = torch_probed_break(node, ctx)
+        if probed is not None:
+            entry, unknown = probed
+            how = f"probed as `{entry.call}` under torch {catalogue.torch_version()}: {', '.join(entry.gb_ids)}"
+            ctx.report(self, node, f"{self.message} ({how})", unknown=unknown)
