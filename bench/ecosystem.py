@@ -116,6 +116,13 @@ LIBRARIES = [
                                                       "MultivariateNormal.log_prob")),
     Library("e3nn", "e3nn", "0.6.0", roots=("spherical_harmonics",)),
     Library("fair-esm", "esm", "2.0.0"),
+    Library("pyro-ppl", "pyro", "1.9.2", roots=(
+        "Trace_ELBO.differentiable_loss", "TraceMeanField_ELBO.differentiable_loss",
+        "AffineAutoregressive.log_abs_det_jacobian", "AffineAutoregressive._inverse",
+        "SplineCoupling.log_abs_det_jacobian", "SplineCoupling._inverse",
+        "SplineAutoregressive.log_abs_det_jacobian", "SplineAutoregressive._inverse")),
+    Library("peft", "peft", "0.21.2", sparse=("tuners",)),
+    Library("reformer-pytorch", "reformer_pytorch", "1.4.4"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -897,6 +897,109 @@ FAIR_ESM = [
 ]
 
 
+# pyro-ppl ----------------------------------------------------------------------------------------
+
+def _pyro_flow(kind: str) -> Built:
+    import pyro.distributions as dist
+    from pyro.distributions import transforms
+
+    transform = {"affine_autoregressive": partial(transforms.affine_autoregressive, 3, hidden_dims=[8]),
+                 "spline_coupling": partial(transforms.spline_coupling, 3, hidden_dims=[8], count_bins=4),
+                 "spline_autoregressive": partial(transforms.spline_autoregressive, 3, hidden_dims=[8], count_bins=4),
+                 }[kind]()
+    flow = dist.TransformedDistribution(dist.Normal(torch.zeros(3), torch.ones(3)), [transform])
+    return flow.log_prob, (torch.randn(8, 3),), {}
+
+
+def _pyro_elbo(kind: str) -> Built:
+    import pyro
+    import pyro.distributions as dist
+    from pyro import infer
+
+    pyro.clear_param_store()
+
+    def model(x: torch.Tensor) -> None:
+        loc = pyro.sample("loc", dist.Normal(0.0, 1.0))
+        with pyro.plate("data", x.shape[0]):
+            pyro.sample("obs", dist.Normal(loc, 1.0), obs=x)
+
+    def guide(x: torch.Tensor) -> None:
+        mean = pyro.param("mean", torch.tensor(0.0))
+        pyro.sample("loc", dist.Normal(mean, 1.0))
+
+    elbo = {"trace": infer.Trace_ELBO, "trace_mean_field": infer.TraceMeanField_ELBO}[kind]()
+    return partial(elbo.differentiable_loss, model, guide), (torch.randn(5),), {}
+
+
+def _pyro_bayesian_linear() -> Built:
+    import pyro.distributions as dist
+    from pyro.nn import PyroModule, PyroSample
+
+    class BayesianLinear(PyroModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = PyroModule[torch.nn.Linear](3, 1)
+            self.linear.weight = PyroSample(dist.Normal(0.0, 1.0).expand([1, 3]).to_event(2))
+            self.linear.bias = PyroSample(dist.Normal(0.0, 1.0).expand([1]).to_event(1))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.linear(x).squeeze(-1)
+
+    return BayesianLinear(), (torch.randn(4, 3),), {}
+
+
+PYRO = [
+    Spec("affine_autoregressive", partial(_pyro_flow, "affine_autoregressive")),
+    Spec("spline_coupling", partial(_pyro_flow, "spline_coupling")),
+    Spec("spline_autoregressive", partial(_pyro_flow, "spline_autoregressive")),
+    Spec("trace_elbo", partial(_pyro_elbo, "trace"), train=True),
+    Spec("trace_mean_field_elbo", partial(_pyro_elbo, "trace_mean_field"), train=True),
+    Spec("bayesian_linear", _pyro_bayesian_linear),
+]
+
+
+# peft --------------------------------------------------------------------------------------------
+
+def _peft(kind: str, **options: Any) -> Built:
+    import peft
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=32,
+                                       bos_token_id=0, eos_token_id=0))
+    config = {"lora": partial(peft.LoraConfig, r=4, target_modules=["c_attn"], fan_in_fan_out=True, **options),
+              "ia3": partial(peft.IA3Config, target_modules=["c_attn", "mlp.c_proj"], feedforward_modules=["mlp.c_proj"],
+                             fan_in_fan_out=True),
+              "prefix": partial(peft.PrefixTuningConfig, task_type="CAUSAL_LM", num_virtual_tokens=4),
+              }[kind]()
+    return peft.get_peft_model(model, config), (_tokens(),), {}
+
+
+PEFT = [
+    Spec("lora", partial(_peft, "lora")),
+    Spec("lora_dora", partial(_peft, "lora", use_dora=True)),
+    Spec("lora_dropout", partial(_peft, "lora", lora_dropout=0.1), train=True),
+    Spec("ia3", partial(_peft, "ia3")),
+    Spec("prefix_tuning", partial(_peft, "prefix")),
+]
+
+
+# reformer-pytorch --------------------------------------------------------------------------------
+
+def _reformer(**options: Any) -> Built:
+    from reformer_pytorch import ReformerLM
+
+    model = ReformerLM(num_tokens=100, dim=32, depth=2, max_seq_len=64, heads=4, bucket_size=8, **options)
+    return model, (torch.randint(0, 100, (2, 64)),), {}
+
+
+REFORMER = [
+    Spec("reformer_lm", _reformer),
+    Spec("reformer_full_attention", partial(_reformer, use_full_attn=True)),
+    Spec("reformer_causal", partial(_reformer, causal=True)),
+    Spec("reformer_train", partial(_reformer, lsh_dropout=0.1, ff_chunks=2), train=True),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -914,4 +1017,7 @@ MODELS: dict[str, list[Spec]] = {
     "gpytorch": GPYTORCH,
     "e3nn": E3NN,
     "fair-esm": FAIR_ESM,
+    "pyro-ppl": PYRO,
+    "peft": PEFT,
+    "reformer-pytorch": REFORMER,
 }

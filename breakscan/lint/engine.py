@@ -39,7 +39,8 @@ from breakscan.lint.walker import Handler, RawFinding
 from breakscan.model import FileError, Finding, Fix, Frame, LibrarySite, Span
 
 # Files that can define a compiled root; anything else is parsed only when compiled code calls it.
-_ROOT_HINT = re.compile(r"\bdef\s+forward\b|\bcompile\b|BREAKSCAN_TARGETS")
+_ROOT_HINT = re.compile(r"\bdef\s+(?:forward|__call__)\b|\bcompile\b|BREAKSCAN_TARGETS")
+_ROOT_METHODS = frozenset({"forward", "__call__"})  # a module runs both when it is called
 _TARGETS_NAME = "BREAKSCAN_TARGETS"
 # Deeply nested code recurses deeply in libcst's Python visitors: give them room in a worker thread.
 _STACK_BYTES = 256 * 1024 * 1024
@@ -349,8 +350,8 @@ class Unit:
 
 
 def _may_define_roots(text: str) -> bool:
-    """Whether the file's code (not only its strings and comments) has `def forward`, a name
-    `compile`, or names BREAKSCAN_TARGETS (which the index finds in the text). Docstrings and test
+    """Whether the file's code (not only its strings and comments) has `def forward`, `def
+    __call__`, a name `compile`, or names BREAKSCAN_TARGETS (which the index finds in the text). Docstrings and test
     tables name torch.compile often, and a libcst parse is costly: torch's 28,000-line table of
     test cases takes 6 s and 800 MB. Python's tokenizer reads up to the first such name; text it
     cannot tokenize is parsed, for its error."""
@@ -361,7 +362,8 @@ def _may_define_roots(text: str) -> bool:
     previous = ""
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.NAME and (token.string == "compile" or token.string == "forward" and previous == "def"):
+            if token.type == tokenize.NAME and (token.string == "compile" or token.string in _ROOT_METHODS
+                                                and previous == "def"):
                 return True
             previous = token.string
     except (tokenize.TokenError, SyntaxError):

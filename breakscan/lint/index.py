@@ -16,7 +16,7 @@ import libcst as cst
 
 from breakscan.lint.declared import CONTAINER_GENERICS, parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
-from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings
+from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings, names_a_class
 from breakscan.lint.traverse import find_nodes, walk
 from breakscan.lint.values import METADATA_METHODS, Kind, is_plain, join, literal_kind
 
@@ -43,7 +43,7 @@ def is_torch_module_base(name: str) -> bool:
     framework (private ones too: `torch.nn.modules.loss._Loss`, `_BatchNorm`, `_ConvNd`)."""
     if name in MODULE_BASES:
         return True
-    return (name.startswith("torch.nn.") and name.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+    return (name.startswith("torch.nn.") and names_a_class(name)
             and name not in NOT_MODULE_CLASSES)
 
 
@@ -543,7 +543,7 @@ class _CallSiteFinder:
             return
         if isinstance(compiled, cst.Call):
             qualified = self.index.qualify(dotted_name(compiled.func))
-            classes = {qualified} if qualified and qualified.rsplit(".", 1)[-1][:1].isupper() else set()
+            classes = {qualified} if qualified and names_a_class(qualified) else set()
         else:
             classes = self._classes_iterated(dotted_name(compiled))
         for name in classes:
@@ -552,7 +552,7 @@ class _CallSiteFinder:
     def _built_with_loop_ints(self, node: cst.Call) -> None:
         ints = set().union(*self.loop_ints) if self.loop_ints else set()
         qualified = self.index.qualify(dotted_name(node.func)) if ints else None
-        if not qualified or not qualified.rsplit(".", 1)[-1][:1].isupper():
+        if not qualified or not names_a_class(qualified):
             return
         for position, argument in enumerate(a for a in node.args if a.keyword is None and not a.star):
             if isinstance(argument.value, cst.Name) and argument.value.value in ints:
@@ -815,7 +815,7 @@ def constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[st
     classes = set()
     for call in find_nodes(value, (cst.Call,)):
         name = dotted_name(call.func)
-        if name and name.rsplit(".", 1)[-1][:1].isupper():
+        if name and names_a_class(name):
             qualified = index.qualify(name)
             if qualified:
                 classes.add(qualified)
@@ -956,7 +956,7 @@ class _CompileCallFinder:
             self.module_handles[handle] = self.modules_compiled[compiled.value] = self.instances[compiled.value]
         elif isinstance(compiled, cst.Call):
             qualified = self.index.qualify(dotted_name(compiled.func))
-            if qualified and qualified.rsplit(".", 1)[-1][:1].isupper():
+            if qualified and names_a_class(qualified):
                 self.module_handles[handle] = self.modules_compiled[handle] = qualified
 
     def _setting(self, target: cst.BaseExpression) -> str | None:

@@ -15,6 +15,11 @@ import libcst as cst
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+def names_a_class(dotted: str) -> bool:
+    """Whether a dotted name's last part is written as a class's (`nn.Linear`, `_Context`)."""
+    return dotted.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
+
+
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` -> "a.b.c"; None for anything that is not a plain attribute chain."""
     parts: list[str] = []

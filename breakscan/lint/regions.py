@@ -447,11 +447,15 @@ class Project:
                     roots[function.key] = function
             for info in module.classes.values():
                 # A module's forward, its own or inherited: an inherited one runs on this class's
-                # instances, so the overrides it calls through `self` are this class's.
-                forward = self.method(self.class_lineage(info), "forward")
-                if forward is not None and not forward.disabled and self.is_module_class(info):
-                    forward = self.bound(forward, info)
-                    roots[forward.key] = forward
+                # instances, so the overrides it calls through `self` are this class's. So does a
+                # scanned `__call__` override: a compiled module is called through it.
+                if not self.is_module_class(info):
+                    continue
+                for name in ("forward", "__call__"):
+                    method = self.method(self.class_lineage(info), name)
+                    if method is not None and not method.disabled:
+                        method = self.bound(method, info)
+                        roots[method.key] = method
             for reference in module.compiled_refs:
                 function = self.find_function(reference)
                 if function is None and (info := self.find_class(reference)) is not None:
@@ -715,9 +719,9 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
     if finding.if_callees_break and not any(map(breaks, finding.if_callees_break)):
         return False
     if finding.if_breaks_within:
+        # Only the function's own findings there: a helper called there may break on other paths
+        # than the one taken (kornia's `to_tensor` of an image, given a tensor).
         inside = set().union(*map(subtree_ids, finding.if_breaks_within))
-        if any(id(s.node) in inside and breaks(s.callee.key) for s in result.calls):
-            return True
         inner = [f for f in result.findings if id(f.node) in inside and not f.only_if_eager and not _conditional(f)]
         if not inner:
             return False

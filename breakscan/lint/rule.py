@@ -68,6 +68,9 @@ class Rule:
     gb_ids: ClassVar[tuple[str, ...]]
     # "error": TorchDynamo 2.13 always breaks here; "warning": it breaks in the common case.
     severity: ClassVar[Severity] = "error"
+    # TorchDynamo cannot resume after the break: it skips the frame it was tracing, which runs
+    # eagerly ("Skipping the function and falling back to eager"), as after a break in a loop.
+    skips_frame: ClassVar[bool] = False
     message: ClassVar[str]
     fix_hint: ClassVar[str]
     # Markdown in ruff's shape: What it does / Why is this bad? / Example / Use instead.

@@ -45,7 +45,7 @@ class RawFinding:
     message: str
     severity: Severity
     fix: Fix | None = None
-    in_loop: bool = False
+    in_loop: bool = False  # or a break TorchDynamo cannot resume from anywhere (Rule.skips_frame)
     in_try: bool = False  # in a `try` block's body: TorchDynamo cannot resume a frame there
     order: int = 0  # source order among the function's findings and calls
     own_frame: bool = False  # it breaks in a frame of its own (see RegionContext._compiled_as_own_frame)
@@ -55,7 +55,7 @@ class RawFinding:
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
     # It breaks only when a construct under one of these nodes breaks (a finding of the function
-    # there, or a call there of a function that breaks); kept or dropped by the region pass.
+    # there); kept or dropped by the region pass.
     if_breaks_within: tuple[cst.CSTNode, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
     # Where the span starts when TorchDynamo reports the break at an earlier line than `node`'s:
@@ -268,7 +268,8 @@ class RegionContext:
                        "it is one after some branches only)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
-                       in_loop=walker.loop_depth > 0, in_try=walker.try_depth > 0, order=next(walker.events),
+                       in_loop=walker.loop_depth > 0 or rule.skips_frame, in_try=walker.try_depth > 0,
+                       order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
                        if_breaks_within=if_breaks_within,
@@ -298,10 +299,13 @@ class RegionContext:
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
-        when this code builds the object): the finding is placed there, with this chain."""
+        when this code builds the object): the finding is placed there, with this chain. That
+        function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
+        cannot resume from: the construct breaks there either way."""
         walker = self._walker
         walker.result.findings.append(
-            RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events)))
+            RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events),
+                       own_frame=True))
 
     # -- project lookups -------------------------------------------------------------------
     def memoised(self, compute: Callable[[N], T], node: N) -> T:

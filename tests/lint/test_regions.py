@@ -905,3 +905,54 @@ def test_after_a_method_of_an_object_built_here_breaks_the_function_runs_eagerly
             return out
     """))
     assert sorted((f.line, f.rule) for f in outcome.findings) == [(8, "BS201"), (14, "BS401"), (20, "BS209")]
+
+
+def test_a_method_of_a_fresh_object_breaking_in_a_loop_skips_the_frame_instead_of_breaking_at_the_call(tmp_path):
+    """Probed: inside a loop, the method's break makes TorchDynamo skip the frame ("graph break in
+    a for/while loop"); the call itself does not break again (no BS209)."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Spline:
+            def __init__(self, x):
+                self.x = x
+
+            def inverse(self, y):
+                print("inverse")
+                return y - self.x
+
+        @torch.compile
+        def fn(x, y):
+            for _ in range(2):
+                spline = Spline(x)
+                y = spline.inverse(y)
+            return y * 2
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(8, "BS401")]
+
+
+def test_a_modules_own_call_override_runs_when_the_compiled_module_is_called(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Scope:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scope = Scope()
+
+            def __call__(self, *args, **kwargs):
+                with self.scope:
+                    return super().__call__(*args, **kwargs)
+
+        class Model(Base):
+            def forward(self, x):
+                return x * 2
+    """))
+    assert [(f.line, f.rule, f.chain) for f in outcome.findings] == [(16, "BS601", ("Base.__call__",))]

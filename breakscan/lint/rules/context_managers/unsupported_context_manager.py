@@ -10,6 +10,7 @@ class UnsupportedContextManager(Rule):
     name = "unsupported-context-manager"
     gb_ids = ("GB0142", "GB0208", "GB0008", "GB0007")
     message = "TorchDynamo cannot enter this context manager: it skips the whole function, which runs eagerly"
+    skips_frame = True
     fix_hint = "enter the context outside the compiled function, or drop it (torch.device: pass device= to factories)"
     docs = """
     ## What it does
@@ -19,7 +20,9 @@ class UnsupportedContextManager(Rule):
     `set_detect_anomaly()`, `torch.autograd.graph.saved_tensors_hooks()` / `save_on_cpu()` /
     `allow_mutation_on_saved_tensors()`, `torch.cuda.device_of()`, `torch._dynamo.config.patch()`,
     `contextlib.redirect_stdout/stderr`, `tempfile.TemporaryDirectory/NamedTemporaryFile`,
-    `unittest.mock.patch`, and `threading.Lock` / `RLock` objects (`with self._lock:`).
+    `unittest.mock.patch`, and `threading.Lock` / `RLock` objects (`with self._lock:`). Also an
+    object of a scanned class with its own `__enter__` that the compiled code did not build: kept
+    in an attribute (`with self.scope:`), at module level, or given to the compiled function.
 
     ## Why is this bad?
     Entering an unsupported context manager is a graph break TorchDynamo cannot resume from
@@ -27,7 +30,9 @@ class UnsupportedContextManager(Rule):
     builds it): it abandons the frame and the *whole* function runs eagerly, every call.
     `torch.no_grad()`, `torch.autocast(...)`, `torch.inference_mode()`, `record_function`,
     `torch.nn.attention.sdpa_kernel`, `contextlib.nullcontext()`, `warnings.catch_warnings()`,
-    `@contextmanager` generators and user classes are supported and not flagged.
+    `@contextmanager` generators and objects of user classes built in the compiled code
+    (`with Timer():`) are supported and not flagged. An object of a user class made before the
+    compiled code runs is not: TorchDynamo "does not know how to enter" it (probed).
 
     ## Example
     ```python
@@ -39,7 +44,8 @@ class UnsupportedContextManager(Rule):
     ```python
     mask = torch.ones(n, n, device=x.device).tril()
     ```
-    (`torch.backends.cuda.sdp_kernel` → `torch.nn.attention.sdpa_kernel`; take locks outside.)
+    (`torch.backends.cuda.sdp_kernel` → `torch.nn.attention.sdpa_kernel`; take locks outside;
+    build a user context manager where it is entered: `with Scope(self.name):`.)
     """
     invalid = (
         Example("""
@@ -91,6 +97,27 @@ class UnsupportedContextManager(Rule):
                     z = y + 1
                 return z
         """),
+        Example("""
+            import torch
+
+            class Scope:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    return False
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scope = Scope()
+
+                def forward(self, x):
+                    y = x * 2
+                    with self.scope:  # break
+                        y = y + 1
+                    return y
+        """, entry="Model()"),
     )
     valid = (
         Example("""
@@ -137,7 +164,9 @@ class UnsupportedContextManager(Rule):
             manager = item.item
             if isinstance(manager, cst.Call) and ctx.qualname(manager.func) in UNSUPPORTED_FACTORIES:
                 ctx.report(self, manager)
-            elif _is_lock(ctx.value(manager)) or _module_level_lock(manager, ctx):
+            elif _is_lock(ctx.value(manager)) or _module_level(manager, ctx) in LOCK_CLASSES:
+                ctx.report(self, manager)
+            elif _made_before(manager, ctx):
                 ctx.report(self, manager)
 
 
@@ -145,7 +174,27 @@ def _is_lock(value) -> bool:
     return isinstance(value, v.ModuleValue) and bool(value.classes) and value.classes <= LOCK_CLASSES
 
 
-def _module_level_lock(manager: cst.BaseExpression, ctx) -> bool:
-    """`LOCK = threading.Lock()` at module level, entered as `with LOCK:` (no local of that name)."""
-    return (isinstance(manager, cst.Name) and ctx.qualname(manager) is not None
-            and ctx.module.assignments.get(manager.value) in LOCK_CLASSES)
+def _module_level(manager: cst.BaseExpression, ctx) -> str | None:
+    """The class `NAME = Class(...)` at module level builds, entered as `with NAME:` (no local of that name)."""
+    if isinstance(manager, cst.Name) and ctx.qualname(manager) is not None:
+        return ctx.module.assignments.get(manager.value)
+    return None
+
+
+def _made_before(manager: cst.BaseExpression, ctx) -> bool:
+    """An object of scanned classes, each with its own `__enter__`, that the compiled code did
+    not build: an attribute's, a module-level one, or an input of the compiled function (a helper's
+    parameter may be an object its compiled caller built)."""
+    value = ctx.value(manager)
+    built_at_module_level = _module_level(manager, ctx)
+    if built_at_module_level is not None:
+        names = {built_at_module_level}
+    elif isinstance(value, v.ModuleValue) and not value.fresh and value.classes:
+        if ctx.is_passed_in(manager) and not ctx.is_root:
+            return False
+        names = set(value.classes)
+    else:
+        return False
+    classes = [ctx.find_class(name) for name in names]
+    return all(info is not None and not ctx.is_module_class(info) and ctx.method_of(info, "__enter__") is not None
+               for info in classes)

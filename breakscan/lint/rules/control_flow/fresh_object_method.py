@@ -135,8 +135,8 @@ class FreshObjectMethod(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if not isinstance(node.func, cst.Attribute):
-            return
+        if not isinstance(node.func, cst.Attribute) or ctx.loop_depth:
+            return  # in a loop, the method's break makes TorchDynamo skip the frame instead
         receiver = ctx.value(node.func.value)
         if not (isinstance(receiver, v.ModuleValue) and receiver.fresh):
             return
