@@ -71,13 +71,21 @@ CONSTRUCTS: tuple[Suggester, ...] = (
 HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable_helper)
 
 
+# Rewrites of a branch on tensor data into tensor code: only for a break TorchDynamo reports as
+# data-dependent branching (a control-flow finding may break for another reason, on a Python
+# bool: `if all(<generator whose items break>)`).
+_DATA_BRANCH_FIXES = (branches.select_with_where, branches.branch_with_cond)
+_DATA_BRANCHING = "GB0170"
+
+
 def candidates(finding: Finding) -> tuple[Suggester, ...]:
     if finding.rule.startswith(RECOMPILE_RULES):  # a refactor for a break does not stop a recompile
         return ()
     if finding.library is not None:  # only the call site is the user's to change
         return (library_calls.run_library_call_eagerly,)
     if finding.rule != "BS000":
-        own = BY_FAMILY.get(finding.rule[:3], ())
+        own = tuple(s for s in BY_FAMILY.get(finding.rule[:3], ())
+                    if s not in _DATA_BRANCH_FIXES or _DATA_BRANCHING in finding.gb_ids)
     else:
         own = tuple(s for gb_id in finding.gb_ids for s in BY_GB_ID.get(gb_id, ())) + CONSTRUCTS
     return tuple(dict.fromkeys(own + HELPER_LEVEL))

@@ -30,7 +30,7 @@ from breakscan.lint.index import (
     constructed_classes,
     is_torch_module_base,
 )
-from breakscan.lint.names import dotted_name
+from breakscan.lint.names import dotted_name, names_a_class
 from breakscan.lint.traverse import find_nodes, subtree_ids
 from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RawFinding, RegionWalker, T
 
@@ -87,6 +87,8 @@ class Project:
         self._built_by: dict[str, frozenset[str]] = {}
         self._inner: dict[int, FunctionInfo] = {}  # by id of the inner function's node
         self._wrappers: dict[str, list[tuple[cst.Decorator, FunctionInfo]]] = {}
+        # id(__init__ parameter) -> (it, the classes its constructor calls build for it): see _built_for_parameter
+        self._parameter_builds: dict[int, tuple[cst.Param, frozenset[str]]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
         self._memo: dict[tuple[object, int], tuple[cst.CSTNode, object]] = {}
@@ -169,10 +171,35 @@ class Project:
         if isinstance(star, cst.Param) and star.name.value == name:
             return self._declared_spread(star, info.module)
         param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
-        if param is None or param.annotation is None:
+        if param is None:
             return None
+        if param.annotation is None:
+            known = self._parameter_builds.get(id(param))
+            if known is None:
+                known = self._parameter_builds[id(param)] = (param, self._built_for_parameter(info, param))
+            return v.ModuleValue(known[1]) if known[1] else None
         declared = self.declared_value(param.annotation.annotation, info.module)
         return declared if isinstance(declared, v.ModuleValue) else None
+
+    def _built_for_parameter(self, info: ClassInfo, param: cst.Param) -> frozenset[str]:
+        """What the calls building the class in its own module pass for an `__init__` parameter
+        without an annotation, when each passes an object it builds there, directly or by a local
+        name (`arn = AutoRegressiveNN(...)`; `AffineAutoregressive(arn)`); else nothing."""
+        init = info.methods["__init__"].node
+        positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]  # after `self`
+        name = param.name.value
+        qualified = f"{info.module.name}.{info.name}"
+        built: set[str] = set()
+        for function in info.module.functions.values():
+            calls = [c for c in find_nodes(function.node.body, (cst.Call,)) if isinstance(c, cst.Call)
+                     and info.module.qualify(dotted_name(c.func)) == qualified]
+            for call in calls:
+                given = _argument_for(call, name, positional.index(name) if name in positional else None)
+                classes = _built_by_expression(given, function, info.module) if given is not None else set()
+                if not classes:
+                    return frozenset()  # a call passes something else, or nothing: it could be anything
+                built |= classes
+        return frozenset(built)
 
     def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
         qualified = module.qualify(dotted_name(annotation))
@@ -694,6 +721,38 @@ def _common_package(package: str, module: str) -> str:
     return ".".join(common)
 
 
+def _argument_for(call: cst.Call, name: str, position: int | None) -> cst.BaseExpression | None:
+    """The expression a call passes for parameter `name` (at `position` among the positional
+    ones); None when it passes none, or spreads `*args`/`**kwargs` before it."""
+    for index, argument in enumerate(call.args):
+        if argument.star:
+            return None
+        if argument.keyword is None and index == position:
+            return argument.value
+        if argument.keyword is not None and argument.keyword.value == name:
+            return argument.value
+    return None
+
+
+def _built_by_expression(expression: cst.BaseExpression, function: FunctionInfo, module: ModuleIndex) -> set[str]:
+    """The classes an expression builds: a constructor call, or a local name every assignment in
+    the function binds to one."""
+    if isinstance(expression, cst.Call):
+        called = module.qualify(dotted_name(expression.func))
+        return {called} if called and names_a_class(called) else set()
+    if not isinstance(expression, cst.Name):
+        return set()
+    built: set[str] = set()
+    for assign in find_nodes(function.node.body, (cst.Assign,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        assert isinstance(assign, cst.Assign)
+        if any(isinstance(t.target, cst.Name) and t.target.value == expression.value for t in assign.targets):
+            classes = _built_by_expression(assign.value, function, module) if len(assign.targets) == 1 else set()
+            if not classes:
+                return set()
+            built |= classes
+    return built
+
+
 # Functions a decorator factory may hand the decorating on to, followed from it (`cached` ->
 # `_cached`, `_cached_ignore_args`): more is a registry, not a decorator.
 _MOST_HANDED_ON = 4
@@ -725,6 +784,9 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
         inner = [f for f in result.findings if id(f.node) in inside and not f.only_if_eager and not _conditional(f)]
         if not inner:
             return False
+        # TorchDynamo meets the items' breaks first, then gives up on the call: only what comes
+        # after them runs eagerly.
+        finding.order = max(f.order for f in inner)
         if all(f.severity != "error" for f in inner) and finding.severity == "error":
             finding.severity = "warning"
             finding.message += " (if the break inside it happens, which breakscan is unsure of)"

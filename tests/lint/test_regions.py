@@ -956,3 +956,32 @@ def test_a_modules_own_call_override_runs_when_the_compiled_module_is_called(tmp
                 return x * 2
     """))
     assert [(f.line, f.rule, f.chain) for f in outcome.findings] == [(16, "BS601", ("Base.__call__",))]
+
+
+def test_an_attribute_kept_from_an_unannotated_parameter_is_what_the_constructor_calls_build(tmp_path):
+    """`self.spline = spline` with `spline` unannotated: the calls building Flow in its module all
+    pass a Spline (directly or by a local name), so `self.spline.inverse` is Spline's."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        class Spline:
+            def inverse(self, y):
+                return y * y.max().item()
+
+        class Flow(nn.Module):
+            def __init__(self, spline, scale=1.0):
+                super().__init__()
+                self.spline = spline
+
+            def forward(self, y):
+                return self.spline.inverse(y) + 1
+
+        def flow():
+            spline = Spline()
+            return Flow(spline)
+
+        def scaled_flow():
+            return Flow(Spline(), scale=2.0)
+    """))
+    assert [(f.line, f.rule, f.chain) for f in outcome.findings] == [(6, "BS101", ("Flow.forward", "Spline.inverse"))]
