@@ -11,7 +11,8 @@ class UnsupportedContextManager(Rule):
     gb_ids = ("GB0142", "GB0208", "GB0008", "GB0007")
     message = "TorchDynamo cannot enter this context manager: it skips the whole function, which runs eagerly"
     skips_frame = True
-    fix_hint = "enter the context outside the compiled function, or drop it (torch.device: pass device= to factories)"
+    fix_hint = ("enter the context outside the compiled function, or drop it (torch.device: pass device= to "
+                "factories; an object of your own class: build it in the `with` statement)")
     docs = """
     ## What it does
     Flags `with` statements, in compiled code, over context managers that TorchDynamo 2.13
