@@ -823,12 +823,9 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
         in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]
         skip_from = min(in_loop + in_try, default=None)
         eager_from = None
-        if in_loop:  # the frame traced then started after the last break before it, or at the top
-            first = min(in_loop)
-            eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls] if o < first),
-                             default=-1)
-        if in_try:
-            eager_from = min(min(in_try), eager_from if eager_from is not None else min(in_try))
+        if skip_from is not None:  # the frame traced then started after the last break before it, or at the top
+            eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
+                              if o < skip_from), default=-1)
         kept = []
         for finding in result.findings:
             if finding.only_if_eager:

@@ -939,6 +939,37 @@ class RegionWalker(cst.CSTVisitor):
                 self.walk(part)
         return False
 
+    def _visit_with(self, node: cst.With) -> bool:
+        """The block of a context manager TorchDynamo cannot break under is, like a `try` body,
+        where a break cannot be resumed from (probed: "graph break in an active context manager
+        that doesn't support graph breaking"); the items are walked as usual."""
+        for item in node.items:
+            self.walk(item)
+        unresumable = any(self._forbids_breaks(item.item) for item in node.items)
+        self.try_depth += unresumable
+        self.walk(node.body)
+        self.try_depth -= unresumable
+        return False
+
+    def _forbids_breaks(self, manager: cst.BaseExpression) -> bool:
+        """A context manager built in the `with` that TorchDynamo enters but cannot break under:
+        a scanned `@contextmanager` generator, an object of a scanned class with its own
+        `__enter__`, `warnings.catch_warnings()` (the torch ones, `nullcontext()`, `sdpa_kernel`,
+        `record_function` can be broken under; probed)."""
+        if not isinstance(manager, cst.Call):
+            return False
+        qualified = self.qualname(manager.func)
+        if qualified is None:
+            return False
+        if qualified == "warnings.catch_warnings":
+            return True
+        function = self.project.find_function(qualified)
+        if function is not None:
+            return any(d in _GENERATOR_CONTEXT_MANAGERS for d in function.decorators)
+        info = self.project.find_class(qualified)
+        return (info is not None and not self.project.is_module_class(info)
+                and self.project.method(self.project.class_lineage(info), "__enter__") is not None)
+
     def _visit_if(self, node: cst.If) -> bool:
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
@@ -1510,7 +1541,9 @@ _SPECIAL = {
     cst.ClassDef: RegionWalker._visit_class,
     cst.ExceptHandler: RegionWalker._visit_except,
     cst.Try: RegionWalker._visit_try,
+    cst.With: RegionWalker._visit_with,
 }
+_GENERATOR_CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 _AFTER = {
     cst.Assign: RegionWalker._after_assign,
     cst.AnnAssign: RegionWalker._after_annassign,

@@ -985,3 +985,55 @@ def test_an_attribute_kept_from_an_unannotated_parameter_is_what_the_constructor
             return Flow(Spline(), scale=2.0)
     """))
     assert [(f.line, f.rule, f.chain) for f in outcome.findings] == [(6, "BS101", ("Flow.forward", "Spline.inverse"))]
+
+
+def test_a_break_under_a_context_manager_that_forbids_breaks_cannot_be_resumed_from(tmp_path):
+    """Probed: under a `@contextmanager` generator, an object of a user class built in the `with`,
+    or `warnings.catch_warnings()`, TorchDynamo "graph breaks in an active context manager that
+    doesn't support graph breaking" and runs the rest of the function eagerly; under
+    `torch.no_grad()` it resumes after the break."""
+    outcome = lint_source(tmp_path, src("""
+        import contextlib
+        import warnings
+        import torch
+
+        @contextlib.contextmanager
+        def hooks():
+            yield
+
+        class Scope:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        @torch.compile
+        def generator_managed(x):
+            with hooks():
+                print("inside")
+            print("after")
+            return x
+
+        @torch.compile
+        def class_managed(x):
+            with Scope():
+                print("inside")
+            print("after")
+            return x
+
+        @torch.compile
+        def warnings_managed(x):
+            with warnings.catch_warnings():
+                print("inside")
+            print("after")
+            return x
+
+        @torch.compile
+        def grad_managed(x):
+            with torch.no_grad():
+                print("inside")
+            print("after")
+            return x
+    """))
+    assert [f.line for f in outcome.findings] == [19, 26, 33, 40, 41]
