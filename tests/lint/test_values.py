@@ -327,3 +327,40 @@ def unsure(x):
 """)
     generator_findings = {f.line: f.severity for f in outcome.findings if f.rule == "BS211"}
     assert generator_findings == {8: "error", 16: "warning"}
+
+
+def test_an_element_of_a_tensor_used_as_an_index_is_a_warning_naming_the_tensor(tmp_path):
+    """Probed: `x[..., idx]` breaks (GB0033) when `idx` is an element of a 1-d tensor made or given
+    to the compiled code, by a loop over it or `perm[0]`; the lint cannot tell the
+    tensor's dimensions (an element of a 2-d one is an index tensor), so it warns. An element of a
+    list of tensors, `perm[k]` with a tensor `k`, or what is unpacked (as often a tuple of tensors
+    taken for one: `t.sort(0)` gives values and indices), is not taken for one."""
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def looped(y, perm):
+    out = y[0] * 0
+    for idx in perm:
+        out = out + y[..., idx]
+    return out
+
+@torch.compile
+def picked(y, perm, k):
+    first = perm[0]
+    chosen = perm[k]
+    a, b, c = perm
+    return y[first] + y[chosen] + y[a]
+
+@torch.compile
+def listed(y, tensors: list[torch.Tensor]):
+    return sum(y[t] for t in tensors)
+
+@torch.compile
+def sorted_pick(y, experts):
+    _, order = experts.sort(0)
+    return y[order]
+""")
+    found = {(f.line, f.rule): f for f in outcome.findings}
+    assert sorted(found) == [(7, "BS104"), (15, "BS104")]
+    assert all(f.severity == "warning" and "`perm` has one dimension" in f.message for f in found.values())

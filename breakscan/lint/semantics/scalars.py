@@ -56,14 +56,23 @@ class _Bindings:
 
     def __init__(self, function: cst.FunctionDef):
         self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        # name -> what each of its bindings takes an element of: the iterable of a loop target,
+        # the tensor of `t[i]` (None for any other binding)
+        self.elements: dict[str, list[cst.BaseExpression | None]] = {}
         self.positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         self.parameters = {p.name.value for p in _parameters(function.params)}
         self.nested_parameters: set[str] = set()
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None,
+              element_of: cst.BaseExpression | None = None) -> None:
         if isinstance(target, cst.Name):
             self.assigned.setdefault(target.value, []).append(value)
+            if element_of is None and isinstance(value, cst.Subscript) and _single_index(value):
+                element_of = value.value
+            self.elements.setdefault(target.value, []).append(element_of)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            # Not taken for elements of a tensor: what is unpacked is as often a tuple of tensors
+            # the analysis took for one (`a1, p, a2, n = indices_tuple`, `values, order = t.sort(0)`).
             for element in target.elements:
                 self._bind(element.value, None)
         elif isinstance(target, cst.StarredElement):
@@ -79,12 +88,68 @@ class _Bindings:
                 self._bind(node.target, node.value)
         elif isinstance(node, cst.NamedExpr):
             self._bind(node.target, node.value)
-        elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor)):
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            if isinstance(node.target, cst.Name):
+                self._bind(node.target, None, node.iter)
+            else:
+                self._bind(node.target, None)
+        elif isinstance(node, cst.AugAssign):
             self._bind(node.target, None)
         elif isinstance(node, cst.AsName):
             self._bind(node.name, None)
         else:  # a nested function or lambda
             self.nested_parameters.update(p.name.value for p in _parameters(node.params))
+
+
+# torch functions and tensor methods that give a tuple of tensors (some only with arguments).
+_GIVE_TUPLES = frozenset({
+    "sort", "topk", "max", "min", "median", "mode", "kthvalue", "aminmax", "std_mean", "var_mean", "chunk", "split",
+    "tensor_split", "unbind", "where", "nonzero", "unique", "unique_consecutive", "frexp", "histogram", "slogdet",
+    "lu", "qr", "svd", "eig", "eigh", "lstsq", "meshgrid", "broadcast_tensors", "cummax", "cummin",
+})
+
+
+def _single_index(subscript: cst.Subscript) -> bool:
+    """`t[i]`: one index, not a slice."""
+    return len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index)
+
+
+def tensor_element(node: cst.BaseExpression, ctx) -> cst.BaseExpression | None:
+    """The tensor a local name is always an element of (`for idx in perm`, `idx = perm[i]` with a
+    Python index): 0-d when that tensor has one dimension, which the lint cannot tell. None for
+    anything else."""
+    if not isinstance(node, cst.Name):
+        return None
+    sources = _bindings(ctx).elements.get(node.value)
+    if not sources or any(source is None or not _made_tensor(source, ctx) for source in sources):
+        return None
+    for value in assigned_values(node.value, ctx):
+        if isinstance(value, cst.Subscript) and not v.is_plain(ctx.value(value.slice[0].slice.value)):
+            return None  # `perm[k]` with a tensor `k`: advanced indexing, any shape
+    return sources[0]
+
+
+def _made_tensor(node: cst.BaseExpression, ctx, seen: frozenset[str] = frozenset()) -> bool:
+    """A tensor the code makes (a torch call, a tensor method) or a module keeps (a buffer, a
+    parameter), an input of the compiled function, or a local only ever bound to one: not a value
+    a helper is passed, which the analysis may take for a tensor when it is a tuple of them
+    (`a1, p, a2, n = indices_tuple`)."""
+    if ctx.value(node) != v.TENSOR:
+        return False
+    if isinstance(node, cst.Attribute):
+        return True
+    if isinstance(node, cst.Call):  # torch's own, which the analysis knows to give one tensor
+        qualified = ctx.qualname(node.func)
+        name = qualified.rpartition(".")[2] if qualified else (
+            node.func.attr.value if isinstance(node.func, cst.Attribute) and ctx.value(node.func.value) == v.TENSOR
+            else None)
+        return name is not None and (qualified is None or qualified.startswith("torch.")) and name not in _GIVE_TUPLES
+    if not isinstance(node, cst.Name) or node.value in seen:
+        return False
+    if ctx.is_passed_in(node):
+        return ctx.is_root  # the compiled function's own inputs
+    values = assigned_values(node.value, ctx)
+    return bool(values) and all(value is not None and _made_tensor(value, ctx, seen | {node.value}) for value in values)
 
 
 def assigned_values(name: str, ctx) -> list[cst.BaseExpression | None]:

@@ -3,7 +3,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.scalars import (
-    assigned_values, first_size_use, holds_tensor_data, is_scalar_tensor,
+    assigned_values, first_size_use, holds_tensor_data, is_scalar_tensor, tensor_element,
 )
 
 
@@ -19,7 +19,9 @@ class TensorScalarIndex(Rule):
     - a 0-d tensor computed in the compiled code used as an index (`x[x.argmax()]`,
       `w[i + 1]` after `i = scores.argmax()`), on a tensor or on a list;
     - a tensor as a slice bound (`x[:lengths.max()]`);
-    - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`).
+    - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`);
+    - as a warning, an element of a tensor used as an index (`for idx in perm: x[..., idx]`,
+      `perm[0]`): 0-d, and breaking, when that tensor has one dimension.
 
     Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`,
     `t[rows, cols]`) keeps the graph and is not flagged. A subscript with several indices is never
@@ -93,6 +95,16 @@ class TensorScalarIndex(Rule):
                     task = (x.sum() > 0).long()
                     return self.heads[task](x)  # break
         """, entry="Model()"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(y, perm):
+                out = y[0] * 0
+                for idx in perm:
+                    out = out + y[..., idx]  # break
+                return out
+        """, inputs="(torch.ones(3, 3), torch.tensor([2, 0, 1]))"),
     )
     valid = (
         Example("""
@@ -172,6 +184,12 @@ class TensorScalarIndex(Rule):
                 needs_int = holds_tensor_data(item.value, ctx)
             else:
                 needs_int = is_scalar_tensor(item.value, ctx) and first_size_use(item.value, ctx)
+                source = None if needs_int else tensor_element(item.value, ctx)
+                if source is not None and first_size_use(item.value, ctx):
+                    ctx.report(self, node, f"{self.message} (when `{_code(source)}` has one dimension: "
+                                           f"`{_code(item.value)}` is one of its elements, a 0-d tensor; breakscan "
+                                           "cannot tell how many dimensions it has)", severity="warning")
+                    return
             if needs_int:
                 ctx.report(self, node)
                 return
@@ -186,3 +204,7 @@ def _is_python_sequence(node: cst.BaseExpression, ctx) -> bool:
         return False
     values = assigned_values(node.value, ctx)
     return bool(values) and all(isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) for value in values)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
