@@ -297,15 +297,17 @@ class RegionContext:
         return tuple((name, (value.family or value.name) if isinstance(value, v.Kind) else "module")
                      for name, value in named)
 
-    def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None) -> None:
+    def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None, *,
+                  only_if_eager: bool = False) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
         when this code builds the object): the finding is placed there, with this chain. That
         function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
-        cannot resume from: the construct breaks there either way."""
+        cannot resume from: the construct breaks there either way. `only_if_eager`: it breaks only
+        then (see `report`)."""
         walker = self._walker
         walker.result.findings.append(
             RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events),
-                       own_frame=True))
+                       own_frame=True, only_if_eager=only_if_eager))
 
     # -- project lookups -------------------------------------------------------------------
     def memoised(self, compute: Callable[[N], T], node: N) -> T:

@@ -52,10 +52,12 @@ class ModuleConstruction(Rule):
 
     Also flags building one of the project's own `nn.Module` classes in compiled code when
     TorchDynamo cannot finish its `__init__`: the class's `__init__` builds such a layer (or an
-    `nn.Parameter`), or the construction sits in a `with` block whose context manager TorchDynamo
-    cannot enter (`with tqdm(total=n) as bar: solver = DPMSolver(model, ...)`). Those findings are
-    placed where TorchDynamo reports them: on `super().__init__()` (GB0119 "Uninitialized
-    nn.Module") and on the layer built in `__init__` (GB0264).
+    `nn.Parameter`), the construction sits in a `with` block whose context manager TorchDynamo
+    cannot enter (`with tqdm(total=n) as bar: solver = DPMSolver(model, ...)`), or it comes after
+    a break TorchDynamo cannot resume from (in a loop, a `try` body...), where the function runs
+    eagerly and TorchDynamo compiles the class's `__init__` as a frame of its own (probed). Those
+    findings are placed where TorchDynamo reports them: on `super().__init__()` (GB0119
+    "Uninitialized nn.Module") and on the layer built in `__init__` (GB0264).
 
     ## Why is this bad?
     The layer's `__init__` creates `nn.Parameter`s, and TorchDynamo 2.13 does not trace the
@@ -64,7 +66,7 @@ class ModuleConstruction(Rule):
     call and is never trained.
     Parameter-free layers (`nn.ReLU()`, `nn.Dropout()`, pooling, losses) and normalisation built
     with `affine=False` / `elementwise_affine=False` are traced and not flagged, and so is a
-    parameter-free module class of the project built outside such a `with` block.
+    parameter-free module class of the project built in traced code.
 
     ## Example
     ```python
@@ -120,6 +122,25 @@ class ModuleConstruction(Rule):
             def fn(x):
                 head = Head()
                 return head(x * 2) + 1
+        """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Solver(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()  # break
+                    self.scale = scale
+
+                def step(self, x):
+                    return x * self.scale
+
+            @torch.compile
+            def fn(x):
+                for _ in range(2):
+                    x = x + 1
+                    print("step")  # break (another rule)
+                return Solver(2.0).step(x)
         """),
     )
     valid = (
@@ -207,10 +228,17 @@ class ModuleConstruction(Rule):
             for call in supers:
                 self._report_in(ctx, init, call, f"`{info.name}` is built inside a `with` block TorchDynamo cannot "
                                                  "enter: its `__init__` is not traced and the graph breaks here")
+        else:  # probed: built by code running eagerly, its `__init__` is a frame TorchDynamo compiles
+            for call in supers:
+                self._report_in(ctx, init, call, f"`{info.name}` is built where the function runs eagerly, after a "
+                                                 "break TorchDynamo cannot resume from: TorchDynamo compiles its "
+                                                 "`__init__` as a frame of its own and cannot trace the module before "
+                                                 "it is initialised, so the graph breaks here", only_if_eager=True)
 
-    def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None) -> None:
+    def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None, *,
+                   only_if_eager: bool = False) -> None:
         # The break is inside another function (the class's `__init__`): place it there.
-        ctx.report_in(self, function, node, message)
+        ctx.report_in(self, function, node, message, only_if_eager=only_if_eager)
 
 
 def _is_parameterised(qualified: str, node: cst.Call) -> bool:
