@@ -276,7 +276,10 @@ def join(a: Value, b: Value) -> Value:
         return MethodValue(a.classes | b.classes, a.names | b.names)
     if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):
         obj, other = (a, b) if isinstance(a, (ModuleValue, MethodValue)) else (b, a)
-        return other if other in (TENSOR, TENSORS) or isinstance(other, (ModuleValue, MethodValue)) else obj
+        if other in (TENSOR, TENSORS) or isinstance(other, (ModuleValue, MethodValue)):
+            return other
+        # The object on some paths only: not one this function certainly built.
+        return dataclasses.replace(obj, fresh=False) if isinstance(obj, ModuleValue) and obj.fresh else obj
     if {a, b} == {TENSOR, NONE} or {a, b} == {TENSOR, MAYBE_TENSOR}:
         return MAYBE_TENSOR  # a tensor, or a value that may be None: it may be None
     if is_plain(a) and is_plain(b):

@@ -172,6 +172,10 @@ class RegionContext:
             return v.OTHER
         return walker.bindings.get(name)
 
+    def live_values(self) -> dict[str, v.Value]:
+        """What each name of this function bound so far holds here."""
+        return dict(self._walker.bindings)
+
     def self_is_module(self) -> bool:
         """Whether `self` here is an nn.Module instance (its class is one, through scanned bases)."""
         cls = self._walker.cls

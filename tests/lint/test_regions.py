@@ -1037,3 +1037,54 @@ def test_a_break_under_a_context_manager_that_forbids_breaks_cannot_be_resumed_f
             return x
     """))
     assert [f.line for f in outcome.findings] == [19, 26, 33, 40, 41]
+
+
+def test_a_break_while_a_built_object_keeps_its_own_bound_method_cannot_be_resumed_from(tmp_path):
+    """Probed: `self.f = self.f_default` in `__init__` leaves a bound method TorchDynamo cannot
+    rebuild; a call that breaks while such an object built here is alive breaks again there
+    (GB0092) and the function runs eagerly: a module it built is then initialised by `__init__`
+    frames TorchDynamo compiles one by one, each breaking at `super().__init__()` (GB0119). An
+    object built on some paths only, or one a call returned, is not counted."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.f = self.f_default
+
+            def f_default(self, x):
+                return x * 2
+
+        class Derived(Base):
+            def __init__(self, k):
+                super().__init__()
+                self.k = k
+
+        def breaking(x):
+            print("break")
+            return x + 1
+
+        def make(k):
+            return Derived(k)
+
+        @torch.compile
+        def built_here(x):
+            w = Derived(2)
+            y = breaking(x)
+            return w.f(y)
+
+        @torch.compile
+        def maybe_built(x, w, flag: bool):
+            if flag:
+                w = Derived(2)
+            return breaking(x) * 2
+
+        @torch.compile
+        def returned(x):
+            w = make(2)
+            return w.f(breaking(x))
+    """))
+    found = sorted((f.line, f.rule) for f in outcome.findings)
+    assert found == [(6, "BS801"), (14, "BS801"), (18, "BS401"), (27, "BS209")]

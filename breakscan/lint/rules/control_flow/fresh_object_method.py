@@ -2,6 +2,11 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.scalars import assigned_values
+
+KEPT_METHOD = ("this call breaks while `{name}`, an object this function built, keeps a method of its own in an "
+               "attribute (`self.f = self.f_default`): TorchDynamo cannot rebuild that bound method to resume after "
+               "the break (Reconstruction failure, GB0092), so it breaks here too and runs the function eagerly")
 
 
 class FreshObjectMethod(Rule):
@@ -11,14 +16,17 @@ class FreshObjectMethod(Rule):
     message = ("this calls a method of an object this function built, and the method breaks: TorchDynamo cannot "
                "rebuild the bound method to resume after that break (Reconstruction failure, GB0092), so it "
                "breaks here too and runs the rest of the function eagerly")
-    fix_hint = ("fix the break inside the method; or build the object outside the compiled code (in `__init__`), "
-                "or call the method from a helper the object is passed to")
+    fix_hint = ("fix the break inside the method (or the function called); or build the object outside the compiled "
+                "code (in `__init__`), or call the method from a helper the object is passed to")
     docs = """
     ## What it does
     Flags a method call (`solver.integrate(t)`, `Solver(y).integrate(t)`, `make().step(x)`) on
     an object of a scanned class that is not an nn.Module, when the function making the call
     built the object (there, or in a call that returned it) and the method breaks the graph
-    (itself, or in a function it calls).
+    (itself, or in a function it calls). Also any call that breaks while an object the function
+    built keeps one of its own methods in an attribute (`self.f = self.f_default` in its
+    `__init__`), an nn.Module or not: that bound method has nothing to be rebuilt from either
+    (probed; torchsde's `ForwardSDE`). Not in a loop, where TorchDynamo skips the frame instead.
 
     ## Why is this bad?
     To resume after a graph break inside a call, TorchDynamo rebuilds the caller's frame in
@@ -95,6 +103,26 @@ class FreshObjectMethod(Rule):
             def fn(x):
                 return Holder(x).make().integrate(x) + 1  # break
         """),
+        Example("""
+            import torch
+
+            class Plain:
+                def __init__(self):
+                    self.f = self.f_default
+
+                def f_default(self, x):
+                    return x * 2
+
+            def breaking(x):
+                print("break")  # break (another rule)
+                return x + 1
+
+            @torch.compile
+            def fn(x):
+                w = Plain()
+                y = breaking(x)  # break
+                return w.f(y)
+        """),
     )
     valid = (
         Example("""
@@ -135,10 +163,15 @@ class FreshObjectMethod(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if not isinstance(node.func, cst.Attribute) or ctx.loop_depth:
-            return  # in a loop, the method's break makes TorchDynamo skip the frame instead
-        receiver = ctx.value(node.func.value)
+        if ctx.loop_depth:
+            return  # in a loop, the callee's break makes TorchDynamo skip the frame instead
+        receiver = ctx.value(node.func.value) if isinstance(node.func, cst.Attribute) else None
         if not (isinstance(receiver, v.ModuleValue) and receiver.fresh):
+            keeper = next((name for name, value in ctx.live_values().items()
+                           if _keeps_own_methods(value, ctx) and _constructed_here(name, ctx)), None)
+            callees = ctx.callees(node, constructors=True) if keeper is not None else []
+            if callees:
+                ctx.report(self, node, KEPT_METHOD.format(name=keeper), if_callees_break=tuple(callees))
             return
         classes = [ctx.find_class(name) for name in receiver.classes]
         if any(info is None or ctx.is_module_class(info) for info in classes):
@@ -146,3 +179,19 @@ class FreshObjectMethod(Rule):
         callees = ctx.callees(node)
         if callees:
             ctx.report(self, node, if_callees_break=tuple(callees))
+
+
+def _keeps_own_methods(value: v.Value, ctx) -> bool:
+    """An object this function built whose class keeps one of its methods in an attribute."""
+    if not (isinstance(value, v.ModuleValue) and value.fresh):
+        return False
+    classes = [ctx.find_class(name) for name in value.classes]
+    return any(info is not None and any(c.attr_methods for c in ctx.class_lineage(info)) for info in classes)
+
+
+def _constructed_here(name: str, ctx) -> bool:
+    """Every assignment of the name in the function builds an object of a scanned class: one a
+    call returned may have come back from a call that broke, and is rebuilt from there."""
+    values = assigned_values(name, ctx)
+    return bool(values) and all(isinstance(value, cst.Call) and ctx.find_class(ctx.qualname(value.func) or "")
+                                for value in values)

@@ -228,12 +228,17 @@ class ModuleConstruction(Rule):
             for call in supers:
                 self._report_in(ctx, init, call, f"`{info.name}` is built inside a `with` block TorchDynamo cannot "
                                                  "enter: its `__init__` is not traced and the graph breaks here")
-        else:  # probed: built by code running eagerly, its `__init__` is a frame TorchDynamo compiles
-            for call in supers:
-                self._report_in(ctx, init, call, f"`{info.name}` is built where the function runs eagerly, after a "
-                                                 "break TorchDynamo cannot resume from: TorchDynamo compiles its "
-                                                 "`__init__` as a frame of its own and cannot trace the module before "
-                                                 "it is initialised, so the graph breaks here", only_if_eager=True)
+        else:  # probed: built by code running eagerly, each `__init__` up the chain is a frame TorchDynamo compiles
+            message = (f"`{info.name}` is built where the function runs eagerly, after a break TorchDynamo cannot "
+                       "resume from: TorchDynamo compiles each `__init__` it runs as a frame of its own and cannot "
+                       "trace the module before it is initialised, so the graph breaks here")
+            for cls in ctx.class_lineage(info):
+                own = cls.methods.get("__init__")
+                own_supers = _init_calls(own)[0] if own is not None else []
+                if own is not None and not own_supers:
+                    break  # the chain of `super().__init__()` calls ends here
+                for call in own_supers:
+                    self._report_in(ctx, own, call, message, only_if_eager=True)
 
     def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None, *,
                    only_if_eager: bool = False) -> None:
