@@ -189,6 +189,8 @@ class Project:
         positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]  # after `self`
         name = param.name.value
         qualified = f"{info.module.name}.{info.name}"
+        if any(qualified in other.bases for other in info.module.classes.values()):
+            return frozenset()  # a subclass may pass anything through `super().__init__(...)`
         built: set[str] = set()
         for function in info.module.functions.values():
             calls = [c for c in find_nodes(function.node.body, (cst.Call,)) if isinstance(c, cst.Call)

@@ -1088,3 +1088,30 @@ def test_a_break_while_a_built_object_keeps_its_own_bound_method_cannot_be_resum
     """))
     found = sorted((f.line, f.rule) for f in outcome.findings)
     assert found == [(6, "BS801"), (14, "BS801"), (18, "BS401"), (27, "BS209")]
+
+
+def test_an_unannotated_parameter_of_a_class_a_subclass_extends_is_not_taken_from_its_constructor_calls(tmp_path):
+    outcome = lint_source(tmp_path, src("""
+        import torch
+        from torch import nn
+
+        class Spline:
+            def inverse(self, y):
+                return y * y.max().item()
+
+        class Flow(nn.Module):
+            def __init__(self, spline):
+                super().__init__()
+                self.spline = spline
+
+            def forward(self, y):
+                return self.spline.inverse(y) + 1
+
+        class Identity(Flow):
+            def __init__(self):
+                super().__init__(None)
+
+        def flow():
+            return Flow(Spline())
+    """))
+    assert outcome.findings == []
