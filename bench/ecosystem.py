@@ -123,6 +123,14 @@ LIBRARIES = [
         "SplineAutoregressive.log_abs_det_jacobian", "SplineAutoregressive._inverse")),
     Library("peft", "peft", "0.21.2", sparse=("tuners",)),
     Library("reformer-pytorch", "reformer_pytorch", "1.4.4"),
+    Library("snntorch", "snntorch", "1.0.0", roots=("LossFunctions.__call__", "spikegen.rate", "utils.reset")),
+    Library("pytorch-tabnet", "pytorch_tabnet", "4.1.0"),
+    Library("entmax", "entmax", "1.3"),
+    Library("mambapy", "mambapy", "1.2.0"),
+    Library("torchcde", "torchcde", "0.2.5", roots=("cdeint", "natural_cubic_coeffs", "linear_interpolation_coeffs",
+                                                    "hermite_cubic_coefficients_with_backward_differences")),
+    Library("normflows", "normflows", "1.7.3", roots=("NormalizingFlow.log_prob", "NormalizingFlow.sample",
+                                                      "NormalizingFlow.forward_kld")),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -1000,6 +1000,218 @@ REFORMER = [
 ]
 
 
+# snntorch ----------------------------------------------------------------------------------------
+
+def _spiking_net(neuron: str, steps: int = 4, **options: Any) -> Built:
+    """A two-layer spiking network stepped through time, as in snntorch's tutorials: each neuron keeps
+    its membrane state across the steps (init_hidden) and the output spikes are summed."""
+    import snntorch as snn
+    from snntorch import surrogate, utils
+
+    def spiking(features: int) -> torch.nn.Module:
+        if neuron == "synaptic":
+            return snn.Synaptic(alpha=0.8, beta=0.9, init_hidden=True, **options)
+        if neuron == "rleaky":
+            return snn.RLeaky(beta=0.9, linear_features=features, init_hidden=True, **options)
+        return getattr(snn, neuron)(beta=0.9, spike_grad=surrogate.fast_sigmoid(), init_hidden=True, **options)
+
+    class SpikingNet(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(8, 16), spiking(16), torch.nn.Linear(16, 4), spiking(4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            utils.reset(self.net)
+            total = torch.zeros(x.shape[1], 4)
+            for step in range(steps):
+                out = self.net(x[step])
+                total = total + (out[0] if isinstance(out, tuple) else out)
+            return total
+
+    return SpikingNet(), (torch.rand(steps, 2, 8),), {}
+
+
+def _spiking_loss(name: str) -> Built:
+    import snntorch.functional as SF
+
+    loss = getattr(SF, name)()
+    return loss, (torch.rand(4, 2, 3), torch.tensor([0, 2])), {}
+
+
+def _spike_rate() -> Built:
+    from snntorch import spikegen
+
+    return partial(spikegen.rate, num_steps=4), (torch.rand(2, 8),), {}
+
+
+SNNTORCH = [
+    Spec("leaky", partial(_spiking_net, "Leaky")),
+    Spec("leaky_zero_reset", partial(_spiking_net, "Leaky", reset_mechanism="zero")),
+    Spec("synaptic", partial(_spiking_net, "synaptic")),
+    Spec("rleaky", partial(_spiking_net, "rleaky")),
+    Spec("leaky_train", partial(_spiking_net, "Leaky", learn_beta=True), train=True),
+    Spec("ce_rate_loss", partial(_spiking_loss, "ce_rate_loss"), train=True),
+    Spec("mse_count_loss", partial(_spiking_loss, "mse_count_loss"), train=True),
+    Spec("rate_coding", _spike_rate),
+]
+
+
+# pytorch-tabnet ----------------------------------------------------------------------------------
+
+def _tabnet(**options: Any) -> Built:
+    from pytorch_tabnet.tab_network import TabNet
+
+    model = TabNet(input_dim=6, output_dim=3, n_d=8, n_a=8, n_steps=3, virtual_batch_size=4,
+                   group_attention_matrix=torch.eye(6), **options)
+    features = torch.rand(8, 6)
+    if options.get("cat_idxs"):
+        features[:, 0] = torch.randint(0, 5, (8,)).float()
+    return model, (features,), {}
+
+
+def _tabnet_pretraining() -> Built:
+    from pytorch_tabnet.tab_network import TabNetPretraining
+
+    model = TabNetPretraining(input_dim=6, pretraining_ratio=0.2, n_d=8, n_a=8, n_steps=2, virtual_batch_size=4,
+                              group_attention_matrix=torch.eye(6))
+    return model, (torch.rand(8, 6),), {}
+
+
+TABNET = [
+    Spec("tabnet", _tabnet),
+    Spec("tabnet_entmax", partial(_tabnet, mask_type="entmax")),
+    Spec("tabnet_embeddings", partial(_tabnet, cat_idxs=[0], cat_dims=[5], cat_emb_dim=[2])),
+    Spec("tabnet_train", _tabnet, train=True),
+    Spec("tabnet_pretraining", _tabnet_pretraining, train=True),
+]
+
+
+# entmax ------------------------------------------------------------------------------------------
+
+def _entmax(name: str, loss: bool = False, **options: Any) -> Built:
+    import entmax
+
+    module = getattr(entmax, name)(**options)
+    if loss:
+        return module, (torch.randn(4, 6), torch.tensor([0, 1, 5, 2])), {}
+    return module, (torch.randn(4, 6),), {}
+
+
+ENTMAX = [
+    Spec("sparsemax", partial(_entmax, "Sparsemax", dim=-1)),
+    Spec("entmax15", partial(_entmax, "Entmax15", dim=-1)),
+    Spec("entmax15_topk", partial(_entmax, "Entmax15", dim=-1, k=3)),
+    Spec("entmax_bisect", partial(_entmax, "EntmaxBisect", alpha=1.3)),
+    Spec("sparsemax_loss", partial(_entmax, "SparsemaxLoss", loss=True), train=True),
+    Spec("entmax15_loss", partial(_entmax, "Entmax15Loss", loss=True), train=True),
+    Spec("entmax_bisect_loss", partial(_entmax, "EntmaxBisectLoss", loss=True), train=True),
+]
+
+
+# mambapy -----------------------------------------------------------------------------------------
+
+def _mamba(kind: str, **options: Any) -> Built:
+    # (Mamba-2 and the `lm` wrapper import the CUDA-only mamba_ssm package: not run.)
+    if kind == "jamba":
+        from mambapy.jamba import JambaLM, JambaLMConfig
+
+        config = JambaLMConfig(d_model=16, n_layers=2, mlp_size=32, vocab_size=100, num_attention_heads=2,
+                               num_key_value_heads=2, num_experts=2, num_experts_per_tok=1, attn_layer_offset=1,
+                               attn_layer_period=2, expert_layer_offset=1, expert_layer_period=2, **options)
+        return JambaLM(config), (_tokens(),), {}
+    from mambapy.mamba import Mamba, MambaConfig
+
+    return Mamba(MambaConfig(d_model=16, n_layers=2, **options)), (torch.randn(2, 8, 16),), {}
+
+
+MAMBAPY = [
+    Spec("mamba", partial(_mamba, "mamba")),
+    Spec("mamba_sequential", partial(_mamba, "mamba", pscan=False)),
+    Spec("mamba_train", partial(_mamba, "mamba", inner_layernorms=True), train=True),
+    Spec("jamba", partial(_mamba, "jamba")),
+]
+
+
+# torchcde ----------------------------------------------------------------------------------------
+
+class _CDEField(torch.nn.Module):
+    """f(t, z): the vector field of a neural CDE, a matrix per hidden state, as in torchcde's example."""
+
+    def __init__(self, channels: int = 3, hidden: int = 4) -> None:
+        super().__init__()
+        self.channels, self.hidden = channels, hidden
+        self.linear = torch.nn.Linear(hidden, hidden * channels)
+
+    def forward(self, t: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return self.linear(z).tanh().view(z.size(0), self.hidden, self.channels)
+
+
+def _cde(interpolation: str, **options: Any) -> Built:
+    import torchcde
+
+    field = _CDEField()
+    x = torch.cumsum(torch.randn(2, 6, 3), dim=1)
+
+    def solve(x: torch.Tensor) -> torch.Tensor:
+        if interpolation == "linear":
+            path = torchcde.LinearInterpolation(torchcde.linear_interpolation_coeffs(x))
+        elif interpolation == "hermite":
+            path = torchcde.CubicSpline(torchcde.hermite_cubic_coefficients_with_backward_differences(x))
+        else:
+            path = torchcde.CubicSpline(torchcde.natural_cubic_coeffs(x))
+        z0 = torch.zeros(x.size(0), 4)
+        return torchcde.cdeint(X=path, func=field, z0=z0, t=path.interval, **options)
+
+    return solve, (x,), {}
+
+
+TORCHCDE = [
+    Spec("cde_cubic", partial(_cde, "cubic", method="rk4", options={"step_size": 0.5})),
+    Spec("cde_linear", partial(_cde, "linear", method="rk4", options={"step_size": 0.5})),
+    Spec("cde_hermite", partial(_cde, "hermite", method="rk4", options={"step_size": 0.5})),
+    Spec("cde_dopri5", partial(_cde, "cubic")),
+    Spec("cde_adjoint", partial(_cde, "cubic", adjoint=True, method="rk4", options={"step_size": 0.5}), train=True),
+]
+
+
+# normflows ---------------------------------------------------------------------------------------
+
+def _normflow(kind: str, method: str = "log_prob") -> Built:
+    import normflows as nf
+
+    def mlp() -> torch.nn.Module:
+        return nf.nets.MLP([2, 8, 2], init_zeros=True)
+
+    flows: list[torch.nn.Module] = []
+    for _ in range(2):
+        if kind == "real_nvp":
+            flows += [nf.flows.AffineCouplingBlock(nf.nets.MLP([1, 8, 2], init_zeros=True)), nf.flows.Permute(2)]
+        elif kind == "masked_affine":
+            mask = torch.tensor([1.0, 0.0])
+            flows += [nf.flows.MaskedAffineFlow(mask, mlp(), mlp()), nf.flows.ActNorm(2)]
+        elif kind == "spline":
+            flows += [nf.flows.AutoregressiveRationalQuadraticSpline(2, 1, 8), nf.flows.LULinearPermute(2)]
+        elif kind == "coupled_spline":
+            flows += [nf.flows.CoupledRationalQuadraticSpline(2, 1, 8), nf.flows.Permute(2, mode="swap")]
+        elif kind == "planar":
+            flows += [nf.flows.Planar((2,)), nf.flows.Radial((2,))]
+    model = nf.NormalizingFlow(nf.distributions.DiagGaussian(2), flows)
+    if method == "sample":
+        return partial(model.sample, 4), (), {}
+    return getattr(model, method), (torch.randn(4, 2),), {}
+
+
+NORMFLOWS = [
+    Spec("real_nvp", partial(_normflow, "real_nvp")),
+    Spec("masked_affine", partial(_normflow, "masked_affine")),
+    Spec("spline", partial(_normflow, "spline")),
+    Spec("coupled_spline", partial(_normflow, "coupled_spline")),
+    Spec("planar_radial_sample", partial(_normflow, "planar", "sample")),
+    Spec("real_nvp_forward_kld", partial(_normflow, "real_nvp", "forward_kld"), train=True),
+    Spec("masked_affine_sample", partial(_normflow, "masked_affine", "sample")),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1020,4 +1232,10 @@ MODELS: dict[str, list[Spec]] = {
     "pyro-ppl": PYRO,
     "peft": PEFT,
     "reformer-pytorch": REFORMER,
+    "snntorch": SNNTORCH,
+    "pytorch-tabnet": TABNET,
+    "entmax": ENTMAX,
+    "mambapy": MAMBAPY,
+    "torchcde": TORCHCDE,
+    "normflows": NORMFLOWS,
 }

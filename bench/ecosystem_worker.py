@@ -49,7 +49,7 @@ INSTALLED = re.compile(r"[^\s(]*/site-packages/")
 
 def package_dir(package: str) -> str:
     module = __import__(package)
-    return os.path.realpath(os.path.dirname(module.__file__))
+    return os.path.realpath(list(module.__path__)[0])  # a namespace package (no __init__.py) has no __file__
 
 
 class LibraryFiles(UserFiles):

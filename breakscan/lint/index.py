@@ -228,6 +228,9 @@ class ModuleIndex:
     class_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # Globals that only come to exist when a function assigns them (`global flag; flag = True`):
+    # nothing at module level binds them (and no `import *` might).
+    runtime_globals: frozenset[str] = frozenset()
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -254,7 +257,58 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     if "compile" in text or "disable" in text or "config" in text:
         _CompileCallFinder(index).run(module)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
+    if "global " in text:
+        index.runtime_globals = _runtime_globals(module)
     return index
+
+
+def _runtime_globals(module: cst.Module) -> frozenset[str]:
+    """Names functions declare `global`, which no module-level statement binds, nor a function the
+    module calls at import."""
+    declared = _declared_globals(module)
+    if not declared:
+        return frozenset()
+    bound: set[str] = set()
+    functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    for statement in module.body:  # `set_flags()` at module level: it has run by the time anything is compiled
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for call in find_nodes(statement, (cst.Call,), prune=(cst.FunctionDef, cst.ClassDef)):
+                if isinstance(call.func, cst.Name) and call.func.value in functions:
+                    bound.update(_declared_globals(functions[call.func.value]))
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                    return frozenset()  # it may bind any name
+                bound.update(_bound_names(small))
+        else:  # a compound statement at module level: its targets, and the blocks inside it
+            bound.update(_bound_names(statement, within=(cst.BaseSuite,)))
+            pending.extend(inner for suite in find_nodes(statement, (cst.BaseSuite,), prune=(cst.BaseSuite,))
+                           if suite is not statement for inner in suite.body)
+    return frozenset(declared - bound)
+
+
+def _declared_globals(root: cst.CSTNode) -> set[str]:
+    return {item.name.value for statement in find_nodes(root, (cst.Global,)) for item in statement.names}
+
+
+def _bound_names(node: cst.CSTNode, within: tuple[type, ...] = ()) -> set[str]:
+    """The names a statement binds: assignment, `for`, `with ... as`, `except ... as` and walrus
+    targets, imports (not looking inside `within`: the blocks of a compound statement)."""
+    names: set[str] = set()
+    for found in find_nodes(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName,
+                                   cst.NamedExpr, cst.ImportAlias, cst.CompFor), prune=within):
+        if isinstance(found, cst.ImportAlias):
+            alias = found.asname.name if found.asname is not None else None
+            names.add(alias.value if isinstance(alias, cst.Name) else (dotted_name(found.name) or "").partition(".")[0])
+            continue
+        target = found.name if isinstance(found, cst.AsName) else found.target
+        names.update(name.value for name in find_nodes(target, (cst.Name,), prune=(cst.Attribute, cst.Subscript)))
+    return names
 
 
 def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNode) -> None:

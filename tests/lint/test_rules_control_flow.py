@@ -107,6 +107,42 @@ def fn(loss, limit):
         return loss * 0
     return loss
 """, "fn", "(torch.tensor(5.0), 10.0)"),
+    # A global only a function creates breaks where it is first read (the break applies the
+    # assignments traced before it); attributes and keywords of that name are not reads of it.
+    ("""
+import torch
+
+def configure(net):
+    global scale, shift
+    scale = 2.0
+    shift = len(net)
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        configure([1, 2])
+        y = torch.nn.functional.dropout(x, p=0.0, training=self.training)
+        if shift > 1:  # expect: BS212
+            y = y * scale
+        return y.scale if hasattr(y, "scale") else y + shift
+""", "Model()", "torch.randn(8)"),
+    # Defined at module level, or by a setter the module calls at import: it always exists.
+    ("""
+import torch
+
+shift = 0
+
+def configure():
+    global shift, scale
+    shift = 1
+    scale = 2.0
+
+configure()
+
+@torch.compile
+def fn(x):
+    configure()
+    return x * scale + shift
+""", "fn", "torch.randn(8)"),
     # Conditions on Python state, shapes and dtypes do not break.
     ("""
 import torch
