@@ -16,7 +16,8 @@ import libcst as cst
 
 from breakscan.lint.declared import CONTAINER_GENERICS, parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
-from breakscan.lint.names import BUILTIN_NAMES, dotted_name, import_bindings, names_a_class
+from breakscan.lint.names import (BUILTIN_NAMES, absolute_module, dotted_name, import_bindings, module_dotted,
+                                  names_a_class)
 from breakscan.lint.traverse import find_nodes, walk
 from breakscan.lint.values import METADATA_METHODS, Kind, is_plain, join, literal_kind
 
@@ -231,6 +232,8 @@ class ModuleIndex:
     # Globals that only come to exist when a function assigns them (`global flag; flag = True`):
     # nothing at module level binds them (and no `import *` might).
     runtime_globals: frozenset[str] = frozenset()
+    # Modules whose public names `from module import *` binds here (a package's `__init__`).
+    star_imports: tuple[str, ...] = ()
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -316,6 +319,9 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
         for small in statement.body:
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 index.imports.update(import_bindings(small, index.package))
+                if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                    index.star_imports += (absolute_module(module_dotted(small.module), len(small.relative),
+                                                           index.package),)
             elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                 _index_assignment(index, small)
     elif isinstance(statement, cst.FunctionDef):

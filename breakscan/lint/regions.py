@@ -236,7 +236,7 @@ class Project:
 
     def _find(self, qualified: str, table: str, hops: int = 0):
         """A class or function of a scanned module, following re-exports (`from .layers import
-        Block` in a package's `__init__`)."""
+        Block`, `from .layers import *` in a package's `__init__`)."""
         if not qualified or qualified.startswith("builtins."):
             return None
         found = self._split(qualified)
@@ -246,8 +246,16 @@ class Project:
         definitions = getattr(module, table)
         if name in definitions:
             return definitions[name]
-        if name in module.imports and module.imports[name] != qualified and hops < 8:  # re-export cycles
-            return self._find(module.imports[name], table, hops + 1)
+        if hops >= 8:  # re-export cycles
+            return None
+        head, dot, rest = name.partition(".")
+        if head in module.imports and module.imports[head] + dot + rest != qualified:  # `Block`, `Block.method`
+            return self._find(module.imports[head] + dot + rest, table, hops + 1)
+        if not name.startswith("_"):  # `from .neurons import *` binds the public names
+            for source in module.star_imports:
+                found = self._find(f"{source}.{name}", table, hops + 1)
+                if found is not None:
+                    return found
         return None
 
     def class_lineage(self, info: ClassInfo) -> list[ClassInfo]:

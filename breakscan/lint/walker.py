@@ -111,6 +111,9 @@ class FunctionResult:
 EAGER_PACKAGES = frozenset({"torch", "builtins", "numpy", "tqdm"})
 
 
+_EMPTY_MODULE = cst.Module([])
+
+
 class RegionContext:
     """What a rule may ask about the code it is looking at."""
 
@@ -163,6 +166,11 @@ class RegionContext:
 
     def value(self, node: cst.BaseExpression) -> v.Value:
         return self._walker.value(node)
+
+    @staticmethod
+    def code(node: cst.CSTNode) -> str:
+        """The node's source text, for messages."""
+        return _EMPTY_MODULE.code_for_node(node)
 
     def local_value(self, name: str) -> v.Value | None:
         """What a name of this function (a parameter or a local) holds here; None for a global or

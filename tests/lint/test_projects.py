@@ -32,6 +32,7 @@ ENTRIES = {
     "scripts": "model.py",  # `import helpers` beside a script
     "type_aliases": "model.py",  # annotations naming type aliases another module defines
     "inherited_forward": "losses/circle.py",  # no forward of its own: the base class's (elsewhere) runs
+    "star_reexports": "model.py",  # a package's `from .layers import *`; class methods called through it
 }
 
 

@@ -27,7 +27,11 @@ class InputMetadataMutation(Rule):
     `swapdims_`, `squeeze_`, `unsqueeze_`, `detach_`: those the catalogue's probes saw break) when
     they are called on a tensor the compiled function receives: a parameter of the function that
     has not been rebound (a warning: it is an input when the function is the compiled one or is
-    given one), or a parameter or buffer of the module (`self.mask.unsqueeze_(0)`, an error).
+    given one), a parameter or buffer of the module (`self.mask.unsqueeze_(0)`, an error), or
+    another object's attribute the analysis cannot type: an error when the object is the
+    module's, the class's or a global one (`cls.instances[i].mem.detach_()`: a tensor kept there
+    was made before the compiled code ran, and breaks even when the compiled code assigned it
+    anew), a warning when it is a local or a parameter.
 
     ## Why is this bad?
     TorchDynamo 2.13 cannot mutate the metadata of a graph input inside the graph and delays the
@@ -69,6 +73,28 @@ class InputMetadataMutation(Rule):
                     self.mask.unsqueeze_(0)  # break
                     return x * self.mask
         """, entry="Model()", inputs="torch.randn(4)"),
+        Example("""
+            import torch
+
+            class Neuron:
+                instances = []
+
+                def __init__(self):
+                    self.mem = torch.zeros(4)
+                    Neuron.instances.append(self)
+
+                @classmethod
+                def detach_all(cls):
+                    for layer in range(len(cls.instances)):
+                        cls.instances[layer].mem.detach_()  # break
+
+            Neuron()
+
+            @torch.compile
+            def fn(x):
+                Neuron.detach_all()
+                return x + 1
+        """, inputs="torch.randn(4)"),
     )
     valid = (
         Example("""
@@ -95,4 +121,24 @@ class InputMetadataMutation(Rule):
             ctx.report(self, node, unknown=None, severity="warning",
                        message=f"{self.message}, when `{receiver.value}` is an input of the compiled function "
                                "(a parameter: it is when this is the compiled function, or is given one)")
+        elif isinstance(receiver, cst.Attribute) and ctx.value(receiver) in (v.UNKNOWN, v.OTHER):
+            # Object state the analysis lost track of (`cls.instances[i].mem`): the method names are
+            # tensors' own, and a tensor kept in the module's, the class's or a global object was
+            # made before the compiled code ran (even one it assigned there anew breaks: probed).
+            root = _root_name(receiver)
+            if root is not None and (root in ("self", "cls") or ctx.local_value(root) is None):
+                ctx.report(self, node, unknown=None,
+                           message=f"{self.message}: `{ctx.code(receiver)}` is kept in an object made outside the "
+                                   "compiled code (an input)")
+            else:
+                ctx.report(self, node, unknown=None, severity="warning",
+                           message=f"{self.message}, when `{ctx.code(receiver)}` is a tensor made outside the "
+                                   "compiled code (an input)")
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """`cls` in `cls.instances[i].mem`: the name an attribute and subscript chain starts from."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 

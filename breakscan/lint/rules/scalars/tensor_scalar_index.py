@@ -186,8 +186,8 @@ class TensorScalarIndex(Rule):
                 needs_int = is_scalar_tensor(item.value, ctx) and first_size_use(item.value, ctx)
                 source = None if needs_int else tensor_element(item.value, ctx)
                 if source is not None and first_size_use(item.value, ctx):
-                    ctx.report(self, node, f"{self.message} (when `{_code(source)}` has one dimension: "
-                                           f"`{_code(item.value)}` is one of its elements, a 0-d tensor; breakscan "
+                    ctx.report(self, node, f"{self.message} (when `{ctx.code(source)}` has one dimension: "
+                                           f"`{ctx.code(item.value)}` is one of its elements, a 0-d tensor; breakscan "
                                            "cannot tell how many dimensions it has)", severity="warning")
                     return
             if needs_int:
@@ -204,7 +204,3 @@ def _is_python_sequence(node: cst.BaseExpression, ctx) -> bool:
         return False
     values = assigned_values(node.value, ctx)
     return bool(values) and all(isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) for value in values)
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)

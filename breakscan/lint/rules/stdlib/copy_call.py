@@ -166,6 +166,6 @@ def _annotated_plain_object(node: cst.BaseExpression, ctx) -> bool:
     params = ctx.function.node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         if param.name.value == node.value and param.annotation is not None:
-            text = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+            text = ctx.code(param.annotation.annotation)
             return not any(word in text for word in _TRACE_BREAKING_TYPES)
     return False
