@@ -233,6 +233,11 @@ _NUMPY_DTYPE_PRESERVING = frozenset({
 })
 
 
+# Python types as a NumPy dtype that torch has no dtype for: an array of them holds Python
+# objects, which TorchDynamo does not trace (probed: GB0055); `int`, `float`, `bool` map to torch dtypes.
+NUMPY_OBJECT_DTYPES = frozenset(f"builtins.{name}" for name in ("object", "str", "bytes", "complex"))
+
+
 def numpy_call_value(function: str, arguments: list[Value]) -> Kind:
     """What `numpy.<function>(*arguments)` is under trace_numpy: data (a tensor), refined to
     NUMPY_FLOAT when no argument is a tensor and the result is a float."""

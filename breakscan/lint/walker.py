@@ -167,6 +167,10 @@ class RegionContext:
     def value(self, node: cst.BaseExpression) -> v.Value:
         return self._walker.value(node)
 
+    def numpy_object_dtype(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The `dtype=object` (or `str`, `bytes`, `complex`) a NumPy call is given, if it is."""
+        return self._walker._numpy_object_dtype(call)
+
     @staticmethod
     def code(node: cst.CSTNode) -> str:
         """The node's source text, for messages."""
@@ -751,7 +755,9 @@ class RegionWalker(cst.CSTVisitor):
             if qualified.startswith("numpy.") and self.dynamo.enabled("trace_numpy") and qualified[6:7].islower():
                 # TorchDynamo traces NumPy calls as tensor computations (trace_numpy): even on
                 # Python numbers (`np.lcm(a, b)` on config values) the result is data, and
-                # branching on it breaks (GB0170).
+                # branching on it breaks (GB0170). An array of Python objects is not traced at all.
+                if self._numpy_object_dtype(node) is not None:
+                    return v.OTHER
                 return v.numpy_call_value(qualified[6:], [self.value(a.value) for a in node.args])
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
@@ -787,6 +793,11 @@ class RegionWalker(cst.CSTVisitor):
         if self.project.find_class(qualified) is None and self.project.find_function(qualified) is None:
             return None
         return v.callables(frozenset({qualified}))
+
+    def _numpy_object_dtype(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The `dtype=object` (or `str`, `bytes`, `complex`) a NumPy call is given, if it is."""
+        dtype = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
+        return dtype if dtype is not None and self.qualname(dtype) in v.NUMPY_OBJECT_DTYPES else None
 
     def built_classes(self, func: cst.BaseExpression) -> tuple[str, ...]:
         """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), each

@@ -10,7 +10,7 @@ from breakscan.lint.semantics.untraceable import (
 class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
-    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294")
+    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055")
     message = "this call (standard library, NumPy, a builtin, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
@@ -33,6 +33,7 @@ class UntraceableStdlibCall(Rule):
     | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
     | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
     | `np.random.SeedSequence/Generator/RandomState/PCG64...`, `np.recarray` (defined outside those modules) | GB0156 |
+    | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
 
     and every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
@@ -72,6 +73,16 @@ class UntraceableStdlibCall(Rule):
                 y = x * 2
                 meta = json.dumps({"n": 8})  # break
                 return y + len(meta)
+        """),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                parts = np.empty(x.shape[0], dtype=object)  # break
+                return y + 1
         """),
         Example("""
             import inspect
@@ -137,6 +148,16 @@ class UntraceableStdlibCall(Rule):
     )
     valid = (
         Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                counts = np.zeros(x.shape[0], dtype=int)
+                flags = np.ones(3, dtype=bool)
+                return x + len(counts) + len(flags)
+        """),
+        Example("""
             import inspect
             import os
             import torch
@@ -166,6 +187,12 @@ class UntraceableStdlibCall(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         qualified = ctx.qualname(node.func)
+        if qualified is not None and qualified.startswith("numpy.") and ctx.dynamo.enabled("trace_numpy"):
+            dtype = ctx.numpy_object_dtype(node)
+            if dtype is not None:
+                ctx.report(self, node, f"a NumPy array of `{ctx.code(dtype)}` holds Python objects, which TorchDynamo "
+                                       "cannot trace as a tensor: the graph breaks here")
+                return
         if untraceable_gb_id(qualified) is None:
             return
         if qualified.split(".", 1)[0] in THIRD_PARTY_MODULES:
