@@ -131,6 +131,13 @@ LIBRARIES = [
                                                     "hermite_cubic_coefficients_with_backward_differences")),
     Library("normflows", "normflows", "1.7.3", roots=("NormalizingFlow.log_prob", "NormalizingFlow.sample",
                                                       "NormalizingFlow.forward_kld")),
+    Library("torchode", "torchode", "1.0.1", roots=("AutoDiffAdjoint.solve",)),
+    Library("geoopt", "geoopt", "0.5.1", roots=tuple(f"{cls}.{op}" for cls, op in (
+        ("PoincareBall", "expmap"), ("PoincareBall", "dist"), ("PoincareBall", "mobius_add"),
+        ("Stereographic", "logmap"), ("Sphere", "retr"), ("EuclideanStiefel", "retr"),
+        ("EuclideanStiefel", "proju"), ("Lorentz", "expmap")))),
+    Library("local-attention", "local_attention", "1.11.2"),
+    Library("perceiver-pytorch", "perceiver_pytorch", "0.11.0"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -1212,6 +1212,149 @@ NORMFLOWS = [
 ]
 
 
+# torchode ----------------------------------------------------------------------------------------
+
+class _Decay(torch.nn.Module):
+    """dy/dt = f(t, y): a small MLP, as in torchode's examples."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+
+    def forward(self, t: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.net(y)
+
+
+def _torchode(method: str, controller: str = "integral", adjoint: str = "AutoDiffAdjoint") -> Built:
+    import torchode
+
+    term = torchode.ODETerm(_Decay())
+    step_method = getattr(torchode, method)(term=term)
+    if controller == "fixed":
+        step_size_controller = torchode.FixedStepController()
+    else:
+        step_size_controller = {"integral": torchode.IntegralController, "pid": partial(
+            torchode.PIDController, pcoeff=0.3, icoeff=0.3, dcoeff=0.0)}[controller](atol=1e-6, rtol=1e-3, term=term)
+    solver = getattr(torchode, adjoint)(step_method, step_size_controller)
+    t_eval = torch.linspace(0.0, 1.0, 5).repeat(2, 1)
+
+    def solve(y0: torch.Tensor) -> torch.Tensor:
+        problem = torchode.InitialValueProblem(y0=y0, t_eval=t_eval)
+        dt0 = torch.full((2,), 0.1) if controller == "fixed" else None
+        return solver.solve(problem, dt0=dt0).ys
+
+    return solve, (torch.randn(2, 3),), {}
+
+
+TORCHODE = [
+    Spec("dopri5", partial(_torchode, "Dopri5")),
+    Spec("tsit5", partial(_torchode, "Tsit5")),
+    Spec("heun_pid", partial(_torchode, "Heun", "pid")),
+    Spec("euler_fixed", partial(_torchode, "Euler", "fixed")),
+    Spec("dopri5_backprop", partial(_torchode, "Dopri5"), train=True),
+]
+
+
+# geoopt ------------------------------------------------------------------------------------------
+
+def _manifold_op(manifold: str, operation: str) -> Built:
+    import geoopt
+
+    ball = {"poincare": lambda: geoopt.PoincareBall(c=1.0), "sphere": geoopt.Sphere,
+            "stiefel": geoopt.EuclideanStiefel, "lorentz": geoopt.Lorentz,
+            "stereographic": lambda: geoopt.Stereographic(k=-0.5)}[manifold]()
+    if manifold == "stiefel":
+        point = torch.linalg.qr(torch.randn(2, 4, 3))[0]
+        vector = torch.randn(2, 4, 3)
+    else:
+        point = ball.projx(torch.randn(4, 3) * 0.1)
+        vector = torch.randn(4, 3) * 0.1
+    if operation == "dist":
+        return ball.dist, (point, ball.projx(torch.randn(4, 3) * 0.1)), {}
+    return getattr(ball, operation), (point, vector), {}
+
+
+def _hyperbolic_mlr() -> Built:
+    import geoopt
+    from geoopt.layers.stereographic import Distance2StereographicHyperplanes
+
+    ball = geoopt.PoincareBall(c=1.0)
+    layer = Distance2StereographicHyperplanes(3, 5, ball=ball)
+    return layer, (ball.projx(torch.randn(4, 3) * 0.1),), {}
+
+
+GEOOPT = [
+    Spec("poincare_expmap", partial(_manifold_op, "poincare", "expmap")),
+    Spec("poincare_dist", partial(_manifold_op, "poincare", "dist")),
+    Spec("poincare_mobius_add", partial(_manifold_op, "poincare", "mobius_add")),
+    Spec("stereographic_logmap", partial(_manifold_op, "stereographic", "logmap")),
+    Spec("sphere_retr", partial(_manifold_op, "sphere", "retr")),
+    Spec("stiefel_retr", partial(_manifold_op, "stiefel", "retr")),
+    Spec("stiefel_proju", partial(_manifold_op, "stiefel", "proju")),
+    Spec("lorentz_expmap", partial(_manifold_op, "lorentz", "expmap")),
+    Spec("hyperbolic_mlr", _hyperbolic_mlr),
+]
+
+
+# local-attention ---------------------------------------------------------------------------------
+
+def _local_attention(**options: Any) -> Built:
+    from local_attention import LocalAttention
+
+    attention = LocalAttention(dim=16, window_size=4, autopad=True, **options)
+    q, k, v = (torch.randn(2, 2, 10, 16) for _ in range(3))
+    return attention, (q, k, v), {"mask": torch.ones(2, 10, dtype=torch.bool)}
+
+
+def _local_transformer(**options: Any) -> Built:
+    from local_attention import LocalTransformer
+
+    model = LocalTransformer(num_tokens=100, max_seq_len=32, dim=16, depth=2, local_attn_window_size=4, dim_head=8,
+                             heads=2, **options)
+    return model, (_tokens(length=16),), {}
+
+
+LOCAL_ATTENTION = [
+    Spec("local_attention", _local_attention),
+    Spec("local_attention_causal", partial(_local_attention, causal=True, look_forward=0)),
+    Spec("local_attention_xpos", partial(_local_attention, causal=True, use_xpos=True, xpos_scale_base=32)),
+    Spec("local_transformer", _local_transformer),
+    Spec("local_transformer_dynamic_bias", partial(_local_transformer, use_dynamic_pos_bias=True)),
+    Spec("local_transformer_train", partial(_local_transformer, attn_dropout=0.1), train=True),
+]
+
+
+# perceiver-pytorch -------------------------------------------------------------------------------
+
+def _perceiver(kind: str, **options: Any) -> Built:
+    import perceiver_pytorch
+
+    if kind == "io":
+        model = perceiver_pytorch.PerceiverIO(dim=16, queries_dim=16, logits_dim=10, depth=2, num_latents=8,
+                                              latent_dim=32, latent_heads=2, cross_dim_head=8, latent_dim_head=8,
+                                              **options)
+        return model, (torch.randn(2, 12, 16),), {"queries": torch.randn(2, 5, 16)}
+    if kind == "lm":
+        model = perceiver_pytorch.PerceiverLM(dim=16, num_tokens=100, max_seq_len=32, depth=2, num_latents=8,
+                                              latent_dim=32, latent_heads=2, cross_dim_head=8, latent_dim_head=8)
+        return model, (_tokens(length=12),), {"mask": torch.ones(2, 12, dtype=torch.bool)}
+    model = perceiver_pytorch.Perceiver(input_channels=3, input_axis=2, num_freq_bands=4, max_freq=10.0, depth=2,
+                                        num_latents=8, latent_dim=32, cross_dim_head=8, latent_dim_head=8,
+                                        latent_heads=2, num_classes=10, **options)
+    return model, (torch.randn(2, 8, 8, 3),), {}
+
+
+PERCEIVER = [
+    Spec("perceiver", partial(_perceiver, "classifier")),
+    Spec("perceiver_no_fourier", partial(_perceiver, "classifier", fourier_encode_data=False)),
+    Spec("perceiver_tied", partial(_perceiver, "classifier", weight_tie_layers=True)),
+    Spec("perceiver_io", partial(_perceiver, "io")),
+    Spec("perceiver_io_seq_dropout", partial(_perceiver, "io", seq_dropout_prob=0.2), train=True),
+    Spec("perceiver_lm", partial(_perceiver, "lm")),
+]
+
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1238,4 +1381,8 @@ MODELS: dict[str, list[Spec]] = {
     "mambapy": MAMBAPY,
     "torchcde": TORCHCDE,
     "normflows": NORMFLOWS,
+    "torchode": TORCHODE,
+    "geoopt": GEOOPT,
+    "local-attention": LOCAL_ATTENTION,
+    "perceiver-pytorch": PERCEIVER,
 }

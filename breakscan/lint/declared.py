@@ -57,6 +57,10 @@ def _declared(node: cst.BaseExpression) -> v.Value | None:
         if generic in CONTAINER_GENERICS:
             return v.TENSORS if any(_declared(m) in (v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS)
                                     for m in members) else v.OTHER
+        if "Tensor" in generic:  # torchtyping's `TensorType["batch", "feature"]`
+            return v.TENSOR
+        if generic in _JAXTYPING_DTYPES and members and _declared(members[0]) == v.TENSOR:
+            return v.MASK if generic == "Bool" else v.TENSOR  # jaxtyping's `Float[Tensor, "b n"]`
         return v.OTHER  # `Callable[...]`, `Literal[...]`, `Type[...]`, a user generic
     text = dotted_name(node)
     if text is None:
@@ -86,6 +90,10 @@ def _union(members: list[cst.BaseExpression]) -> v.Value | None:
 CONTAINER_GENERICS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Sequence", "Mapping", "MutableMapping",
                          "Iterable", "Iterator", "Set", "set", "FrozenSet", "frozenset", "OrderedDict", "DefaultDict",
                          "defaultdict", "MutableSequence", "Collection", "Deque", "deque"})
+# jaxtyping's array annotations: `Float[Tensor, "batch dim"]` is a tensor of that dtype family.
+_JAXTYPING_DTYPES = frozenset({"Float", "Float16", "Float32", "Float64", "BFloat16", "Int", "Int8", "Int16", "Int32",
+                               "Int64", "UInt", "UInt8", "Integer", "Bool", "Num", "Real", "Inexact", "Complex",
+                               "Shaped"})
 _ANNOTATED_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "torch.Size": v.SHAPE}
 
 

@@ -16,8 +16,14 @@ import libcst as cst
 
 from breakscan.lint.declared import CONTAINER_GENERICS, parameter_kind
 from breakscan.lint.dynamo_settings import CONFIG_PREFIX, NO_SETTINGS, DynamoSettings, SettingsBuilder
-from breakscan.lint.names import (BUILTIN_NAMES, absolute_module, dotted_name, import_bindings, module_dotted,
-                                  names_a_class)
+from breakscan.lint.names import (
+    BUILTIN_NAMES,
+    absolute_module,
+    dotted_name,
+    import_bindings,
+    module_dotted,
+    names_a_class,
+)
 from breakscan.lint.traverse import find_nodes, walk
 from breakscan.lint.values import METADATA_METHODS, Kind, is_plain, join, literal_kind
 
@@ -744,7 +750,8 @@ def _source(node: cst.CSTNode) -> str:
 
 
 def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> None:
-    bases = tuple(q for arg in node.bases if arg.keyword is None and (q := index.qualify(dotted_name(arg.value))))
+    bases = tuple(q for arg in node.bases if arg.keyword is None and (q := index.qualify(dotted_name(
+        arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value))))  # `Controller[State]`: Controller
     info = ClassInfo(index, node.name.value, node, bases)
     index.classes[info.name] = info
     if not isinstance(node.body, cst.IndentedBlock):

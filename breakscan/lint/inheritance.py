@@ -55,6 +55,8 @@ def outline(tree: ast.Module, name: str, package: str) -> ModuleOutline:
     for node in defined:
         bases = []
         for base in node.bases:
+            if isinstance(base, ast.Subscript):  # a generic's parameterisation: `Controller[State]`
+                base = base.value
             head, _, rest = (_dotted(base) or "").partition(".")
             source = imports.get(head) or (f"{name}.{head}" if head in own else None)
             if source is not None:

@@ -64,6 +64,9 @@ class Analysis:
         except (nx.NetworkXNoPath, nx.NodeNotFound):
             return [key]
 
+# What an `__init__` parameter's annotation may declare that an attribute keeping it holds.
+_DECLARED_TENSORS = frozenset({v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS})
+
 
 class Project:
     def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
@@ -161,7 +164,8 @@ class Project:
 
     def attribute_parameter_value(self, info: ClassInfo, attr: str) -> v.Value | None:
         """`self.transform = transform` in `__init__`: an object of the classes the parameter's
-        annotation names (a tuple of them for `*transforms: Transform`); None when it names none."""
+        annotation names (a tuple of them for `*transforms: Transform`), or the tensors it declares
+        (`y0: Tensor`); None when it names neither."""
         init = info.methods.get("__init__")
         name = info.attr_params.get(attr)
         if init is None or name is None:
@@ -179,7 +183,7 @@ class Project:
                 known = self._parameter_builds[id(param)] = (param, self._built_for_parameter(info, param))
             return v.ModuleValue(known[1]) if known[1] else None
         declared = self.declared_value(param.annotation.annotation, info.module)
-        return declared if isinstance(declared, v.ModuleValue) else None
+        return declared if isinstance(declared, v.ModuleValue) or declared in _DECLARED_TENSORS else None
 
     def _built_for_parameter(self, info: ClassInfo, param: cst.Param) -> frozenset[str]:
         """What the calls building the class in its own module pass for an `__init__` parameter
@@ -485,10 +489,12 @@ class Project:
             for info in module.classes.values():
                 # A module's forward, its own or inherited: an inherited one runs on this class's
                 # instances, so the overrides it calls through `self` are this class's. So does a
-                # scanned `__call__` override: a compiled module is called through it.
-                if not self.is_module_class(info):
-                    continue
-                for name in ("forward", "__call__"):
+                # scanned `__call__` override: a compiled module is called through it. Config
+                # roots naming a method of the class may name an inherited one too.
+                names = self._config_methods(module, info)
+                if self.is_module_class(info):
+                    names += ("forward", "__call__")
+                for name in names:
                     method = self.method(self.class_lineage(info), name)
                     if method is not None and not method.disabled:
                         method = self.bound(method, info)
@@ -502,6 +508,12 @@ class Project:
                     if reference in module.fullgraph_refs:
                         self._fullgraph_roots.add(function.key)
         return list(roots.values())
+
+    def _config_methods(self, module: ModuleIndex, info: ClassInfo) -> tuple[str, ...]:
+        """The methods config roots name on this class (`PoincareBall.expmap`), its own or inherited."""
+        full = f"{module.name}.{info.name}"
+        return tuple(method for owner, _, method in (root.rpartition(".") for root in self.config_roots)
+                     if owner and (full == owner or full.endswith("." + owner)))
 
     def _named_in_config(self, function: FunctionInfo) -> bool:
         full = f"{function.module.name}.{function.qualname}"
@@ -620,7 +632,11 @@ class Project:
             if first:
                 values[first[0].name.value] = v.SELF
         for param in [*function.positional_params, *node.params.kwonly_params]:
-            values[param.name.value] = parameter_kind(param, self.expander(function.module))
+            kind = parameter_kind(param, self.expander(function.module))
+            if kind == v.OTHER and param.annotation is not None:  # `problem: InitialValueProblem`: its attributes
+                declared = self.declared_value(param.annotation.annotation, function.module)
+                kind = declared if isinstance(declared, v.ModuleValue) else kind
+            values[param.name.value] = kind
         star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
         if isinstance(star_arg, cst.Param):  # whatever the caller passes, unless declared
             values[star_arg.name.value] = self._declared_spread(star_arg, function.module) or v.UNKNOWN

@@ -5,7 +5,7 @@ import textwrap
 from breakscan.cache import LintCache
 from breakscan.config import Config
 from breakscan.lint.linter import lint_paths
-from tests.helpers import lint_source
+from tests.helpers import expected_findings, lint_source
 
 
 def lines(outcome, rule="BS101"):
@@ -249,6 +249,42 @@ def test_config_roots(tmp_path):
     assert lint_paths([str(path)], Config(), jobs=1).findings == []
     found = lint_paths([str(path)], Config(roots=("step",)), jobs=1).findings
     assert [f.line for f in found] == [2]
+
+
+def test_config_roots_name_inherited_methods_and_type_annotated_objects(tmp_path):
+    """`Ball.dist` runs the base class's `dist` on a Ball; a root's parameter annotated with a
+    scanned class holds one, and an attribute `__init__` keeps from a tensor parameter is a tensor
+    (plain, torchtyping's `TensorType[...]` or jaxtyping's `Float[Tensor, ...]`)."""
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        from jaxtyping import Float
+        from torchtyping import TensorType
+
+        class Manifold(torch.nn.Module):
+            def dist(self, x):
+                if torch.all(x > 0):  # expect: BS201
+                    return x
+                return -x
+
+        class Ball(Manifold):
+            pass
+
+        class Problem:
+            def __init__(self, y0: TensorType["batch", "dim"], t_eval: Float[torch.Tensor, "batch time"], n: int):
+                self.y0 = y0
+                self.t_eval = t_eval
+                self.n = n
+
+        class Solver(torch.nn.Module):
+            def solve(self, problem: Problem):
+                at_start = problem.t_eval[:, 0] == 0
+                if problem.n > 1:
+                    return problem.y0[at_start]  # expect: BS302
+                return problem.y0
+    """).lstrip("\n"))
+    found = lint_paths([str(path)], Config(roots=("Ball.dist", "Solver.solve")), jobs=1).findings
+    assert {(f.line, f.rule) for f in found} == expected_findings(path)
 
 
 def test_unreachable_code_is_reported_as_info_only_when_asked(tmp_path):
