@@ -20,7 +20,8 @@ WARNING_METHODS = frozenset(
 # module importing a logging module.
 LOGGER_NAMES = frozenset({"logger", "log", "_logger", "_log", "LOGGER", "_LOGGER", "LOG", "_LOG"})
 LOGGER_FACTORIES = ("logging.getLogger", "getLogger", "get_logger")
-# Loggers that are not `logging.Logger`s; unverified under TorchDynamo, so left alone.
+# Loggers that are not `logging.Logger`s: loguru's (rule BS408); the others unverified under
+# TorchDynamo, so left alone.
 OTHER_LOGGING_PACKAGES = ("loguru.", "absl.", "structlog.")
 
 
