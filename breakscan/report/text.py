@@ -9,11 +9,12 @@ It closes with a table by rule. Without colour (`NO_COLOR`, pipes) it is plain t
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -204,40 +205,54 @@ def _finding(console: Console, view: Overview, index: int, full_path: bool = Fal
         head.append(finding.status, style=_STATUS_STYLE[finding.status])
     if finding.breaks:
         head.append(f" {confirmations(view.report, finding)}", style="dim")
-    console.print(head, soft_wrap=True)  # a location stays on one line, however long
-    # The rest in one print: rich's cost is mostly per print.
-    parts: list[RenderableType] = [_para(finding.message)]
+    _write(console, head)  # a location stays on one line, however long
+    # The rest as lines made here, each wrapped or cut to the width: rich's cost is per
+    # renderable, and printing them as they are costs nothing more.
+    wrap = functools.partial(_wrapped, console.width)
+    lines = wrap(finding.message)
     brk = view.breaks.get(index)
     chain = call_chain(finding, brk)
     origin = library_origin(finding)
     if origin:
-        parts.append(_para(Text(origin, style="dim"), 2))
+        lines += wrap(Text(origin, style="dim"))
     if chain:
-        parts.append(_para(Text("chain: " + chain, style="dim"), 2))
-    parts.append(_code_frame(finding))
+        lines += wrap(Text("chain: " + chain, style="dim"))
+    lines += _code_frame(finding)
     for gb_id in finding.gb_ids or ((brk.gb_id,) if brk and brk.gb_id else ()):
-        parts.append(_para(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim")))
+        lines += wrap(Text(f"{gb_id}: {gb_url(gb_id)}", style="dim"))
     if brk and finding.status == "dynamic-only":  # no rule explains it: Dynamo's own words
         if brk.explanation:
-            parts.append(_para(f"why: {brk.explanation}"))
+            lines += wrap(f"why: {brk.explanation}")
         for hint in brk.hints[:_HINTS]:
-            parts.append(_para(f"hint: {hint}"))
+            lines += wrap(f"hint: {hint}")
     if finding.fix is not None:
-        parts.extend(_fix(finding.fix))
-    console.print(Group(*parts))
+        lines += _fix(finding.fix, wrap)
+    for line in lines:
+        line.truncate(console.width, overflow="ellipsis")  # a long line of code ends at the edge
+    _write(console, Text("\n").join(lines))
 
 
-def _unwrapped(lines: list[Text]) -> Text:
-    """Lines printed as they are, as one text (rich's cost is per renderable): a long one ends in
-    an ellipsis at the edge."""
-    text = Text("\n").join(lines)
-    text.no_wrap, text.overflow = True, "ellipsis"
-    return text
+def _write(console: Console, text: Text) -> None:
+    """Lines printed as they are (wrapped or cut already): without colour, straight to the file."""
+    if console.no_color:
+        console.file.write(text.plain + "\n")
+    else:
+        console.print(text, soft_wrap=True)
 
 
-def _code_frame(finding: Finding) -> Text:
-    """The finding's lines with two above; a one-line span underlined. Printed unwrapped: long
-    lines end in an ellipsis at the edge."""
+# A paragraph's words are wrapped by rich (its `Text.wrap`, cell-aware), with this console only.
+_MEASURE = Console(width=80, color_system=None, highlight=False, emoji=False)
+
+
+def _wrapped(width: int, text: Text | str, indent: int = 2) -> list[Text]:
+    """A paragraph wrapped to `width`, its lines indented, as `_para` prints it."""
+    paragraph = text if isinstance(text, Text) else Text(text)
+    return [Text(" " * indent) + line for line in paragraph.wrap(_MEASURE, max(1, width - indent))]
+
+
+def _code_frame(finding: Finding) -> list[Text]:
+    """The finding's lines with two above; a one-line span underlined. Not wrapped: long lines
+    end in an ellipsis at the edge."""
     span = finding.span
     first = max(1, span.line - _CONTEXT)
     count, lines = frame_lines(finding.path, first, min(span.end_line, span.line + 6))
@@ -252,16 +267,15 @@ def _code_frame(finding: Finding) -> Text:
         if marked and span.line == span.end_line and span.end_column > start:
             carets = " " * (start - 1) + "^" * (span.end_column - start)
             rows.append(Text(f"    {' ' * width} │ ", style="dim") + Text(carets, style="bold red"))
-    return _unwrapped(rows)
+    return rows
 
 
-def _fix(fix: Fix) -> list[RenderableType]:
-    summary = _para(Text.assemble(("fix: ", "bold green"), fix.summary))
+def _fix(fix: Fix, wrap) -> list[Text]:
+    summary = wrap(Text.assemble(("fix: ", "bold green"), fix.summary))
     if not fix.diff:
-        return [summary]
-    lines = [Text(f"    {line}", style={"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim"))
-             for line in fix.diff.splitlines()[2:]]  # the ---/+++ header names the file shown above
-    return [summary, _unwrapped(lines)]
+        return summary
+    return summary + [Text(f"    {line}", style={"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "dim"))
+                      for line in fix.diff.splitlines()[2:]]  # the ---/+++ header names the file shown above
 
 
 def _verification(console: Console, verification: Verification) -> None:
