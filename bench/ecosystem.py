@@ -138,6 +138,12 @@ LIBRARIES = [
         ("EuclideanStiefel", "proju"), ("Lorentz", "expmap")))),
     Library("local-attention", "local_attention", "1.11.2"),
     Library("perceiver-pytorch", "perceiver_pytorch", "0.11.0"),
+    # `torch.compile(optimizer.step)`: each optimizer's `step` is the entry point.
+    Library("pytorch-optimizer", "pytorch_optimizer", "4.1.0", roots=tuple(f"{name}.step" for name in (
+        "AdamP", "Lamb", "Lion", "AdaBelief", "MADGRAD", "Adan", "Prodigy", "Adai", "CAME"))),
+    Library("schedulefree", "schedulefree", "1.4.1", roots=tuple(f"{name}.step" for name in (
+        "AdamWScheduleFree", "SGDScheduleFree", "RAdamScheduleFree"))),
+    Library("st-moe-pytorch", "st_moe_pytorch", "0.1.8"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

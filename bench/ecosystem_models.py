@@ -1355,6 +1355,61 @@ PERCEIVER = [
 
 
 
+# pytorch-optimizer and schedulefree: a compiled `optimizer.step()` ---------------------------------
+
+def _stepped(make_optimizer: Callable[[Any], Any], *, train_mode: bool = False) -> Built:
+    """`optimizer.step` after one backward pass of a small MLP, as `torch.compile(opt.step)` in a
+    training loop runs it (the gradients are there; the step is what is compiled)."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    optimizer = make_optimizer(model.parameters())
+    if train_mode:
+        optimizer.train()  # schedule-free optimizers switch their parameters to the training point
+    model(torch.randn(3, 4)).pow(2).mean().backward()
+    return optimizer.step, (), {}
+
+
+def _pytorch_optimizer(name: str, **options: Any) -> Built:
+    import pytorch_optimizer
+
+    return _stepped(partial(pytorch_optimizer.load_optimizer(name), lr=1e-3, **options))
+
+
+PYTORCH_OPTIMIZER = [
+    Spec(name, partial(_pytorch_optimizer, name), train=True)
+    for name in ("adamp", "lamb", "lion", "adabelief", "madgrad", "adan", "prodigy", "adai", "came")
+]
+
+
+def _schedulefree(name: str) -> Built:
+    import schedulefree
+
+    return _stepped(partial(getattr(schedulefree, name), lr=1e-3), train_mode=True)
+
+
+SCHEDULEFREE = [
+    Spec(name, partial(_schedulefree, name), train=True)
+    for name in ("AdamWScheduleFree", "SGDScheduleFree", "RAdamScheduleFree")
+]
+
+
+# st-moe-pytorch ----------------------------------------------------------------------------------
+
+def _st_moe(block: bool = False, **options: Any) -> Built:
+    from st_moe_pytorch import MoE, SparseMoEBlock
+
+    moe = MoE(dim=16, num_experts=4, **{"gating_top_n": 2, **options})
+    model = SparseMoEBlock(moe, add_ff_before=True, add_ff_after=True) if block else moe
+    return model, (torch.randn(2, 8, 16),), {}
+
+
+ST_MOE = [
+    Spec("moe", _st_moe),
+    Spec("moe_top3", partial(_st_moe, gating_top_n=3)),
+    Spec("sparse_moe_block", partial(_st_moe, block=True)),
+    Spec("moe_train", _st_moe, train=True),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1385,4 +1440,7 @@ MODELS: dict[str, list[Spec]] = {
     "geoopt": GEOOPT,
     "local-attention": LOCAL_ATTENTION,
     "perceiver-pytorch": PERCEIVER,
+    "pytorch-optimizer": PYTORCH_OPTIMIZER,
+    "schedulefree": SCHEDULEFREE,
+    "st-moe-pytorch": ST_MOE,
 }
