@@ -55,6 +55,10 @@ def _helper(src: SourceModule, finding: Finding) -> cst.FunctionDef | None:
     return function
 
 
+_DESCRIPTOR_DECORATORS = frozenset({"classmethod", "staticmethod", "property", "setter", "getter", "deleter",
+                                    "cached_property"})
+
+
 def _decorator_line(src: SourceModule, function: cst.FunctionDef) -> int:
     return min([src.span(function).line] + [src.span(d).line for d in function.decorators])
 
@@ -155,7 +159,10 @@ def disable_helper(src: SourceModule, finding: Finding) -> Rewrite | None:
     if function is None or any("disable" in src.code(d) for d in function.decorators):
         return None
     torch, imports = torch_ref(src)
-    line = _decorator_line(src, function)
+    # Above the other decorators, but under `@classmethod`/`@staticmethod`/`@property`: those make
+    # descriptors, which `disable` cannot wrap ("fn must be callable").
+    descriptors = any(src.code(d.decorator).split(".")[-1] in _DESCRIPTOR_DECORATORS for d in function.decorators)
+    line = src.span(function).line if descriptors else _decorator_line(src, function)
     decorator = f"{src.indent(line)}@{torch}.compiler.disable\n"
     summary = (f"stop Dynamo from tracing `{function.name.value}`: it runs eagerly and the breaks inside it "
                "are gone; cost: the graph still breaks at each call of it (GB0098; GB0099 for a method)")
