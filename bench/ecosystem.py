@@ -144,6 +144,17 @@ LIBRARIES = [
     Library("schedulefree", "schedulefree", "1.4.1", roots=tuple(f"{name}.step" for name in (
         "AdamWScheduleFree", "SGDScheduleFree", "RAdamScheduleFree"))),
     Library("st-moe-pytorch", "st_moe_pytorch", "0.1.8"),
+    # Added as held-out code in this round: measured before any change made for them.
+    Library("botorch", "botorch", "0.18.1", roots=(
+        "BatchedMultiOutputGPyTorchModel.posterior",)),
+    Library("performer-pytorch", "performer_pytorch", "1.1.4"),
+    Library("rotary-embedding-torch", "rotary_embedding_torch", "0.9.1", roots=tuple(
+        f"RotaryEmbedding.{name}" for name in ("rotate_queries_or_keys", "rotate_queries_and_keys",
+                                               "rotate_queries_with_cached_keys", "get_axial_freqs"))
+        + ("apply_rotary_emb", "apply_learned_rotations")),
+    Library("mixture-of-experts", "mixture_of_experts", "0.2.3"),
+    Library("linear-attention-transformer", "linear_attention_transformer", "0.19.1"),
+    Library("hyper-connections", "hyper_connections", "0.4.11"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

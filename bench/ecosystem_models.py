@@ -1410,6 +1410,246 @@ ST_MOE = [
 ]
 
 
+# Held-out libraries of this round -----------------------------------------------------------------
+
+# botorch -----------------------------------------------------------------------------------------
+
+def _botorch_gp(fixed_noise: bool = False, input_transform: bool = False) -> Any:
+    """A fitted-shape SingleTaskGP in eval mode (random hyperparameters: nothing is fitted)."""
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms.input import Normalize
+
+    x = torch.rand(12, 2, dtype=torch.float64)
+    y = (x.sin().sum(-1, keepdim=True) + 0.1 * torch.randn(12, 1, dtype=torch.float64))
+    noise = torch.full_like(y, 0.01) if fixed_noise else None
+    model = SingleTaskGP(x, y, train_Yvar=noise, input_transform=Normalize(d=2) if input_transform else None)
+    return model.eval()
+
+
+def _botorch_posterior(**options: Any) -> Built:
+    model = _botorch_gp(**options)
+
+    def posterior_mean(x: torch.Tensor) -> torch.Tensor:
+        return model.posterior(x).mean
+
+    return posterior_mean, (torch.rand(4, 2, dtype=torch.float64),), {}
+
+
+def _botorch_acquisition(name: str, **options: Any) -> Built:
+    from botorch import acquisition
+    from botorch.sampling import SobolQMCNormalSampler
+
+    model = _botorch_gp()
+    if name.startswith("q"):
+        options = {"sampler": SobolQMCNormalSampler(sample_shape=torch.Size([16]), seed=0), **options}
+    if name in ("ExpectedImprovement", "LogExpectedImprovement", "qExpectedImprovement",
+                "qLogExpectedImprovement", "qProbabilityOfImprovement"):
+        options = {"best_f": model.train_targets.max(), **options}
+    if name == "UpperConfidenceBound":
+        options = {"beta": 0.2, **options}
+    function = getattr(acquisition, name)(model, **options)
+    q = 2 if name.startswith("q") else 1
+    return function, (torch.rand(3, q, 2, dtype=torch.float64),), {}
+
+
+def _botorch_test_function(name: str, **options: Any) -> Built:
+    from botorch import test_functions
+
+    function = getattr(test_functions, name)(**options)
+    low, high = function.bounds
+    return function, (low + (high - low) * torch.rand(5, function.dim, dtype=low.dtype),), {}
+
+
+def _botorch_normalize() -> Built:
+    from botorch.models.transforms.input import Normalize
+
+    return Normalize(d=3), (torch.rand(6, 3, dtype=torch.float64),), {}
+
+
+BOTORCH = [
+    Spec("gp_posterior", _botorch_posterior),
+    Spec("gp_posterior_fixed_noise_normalized", partial(_botorch_posterior, fixed_noise=True, input_transform=True)),
+    Spec("expected_improvement", partial(_botorch_acquisition, "ExpectedImprovement")),
+    Spec("log_expected_improvement", partial(_botorch_acquisition, "LogExpectedImprovement")),
+    Spec("upper_confidence_bound", partial(_botorch_acquisition, "UpperConfidenceBound")),
+    Spec("q_expected_improvement", partial(_botorch_acquisition, "qExpectedImprovement")),
+    Spec("q_log_expected_improvement", partial(_botorch_acquisition, "qLogExpectedImprovement")),
+    Spec("hartmann_noisy", partial(_botorch_test_function, "Hartmann", dim=6, noise_std=0.1)),
+    Spec("branin", partial(_botorch_test_function, "Branin")),
+    Spec("normalize_train", _botorch_normalize, train=True),
+]
+
+
+# performer-pytorch -------------------------------------------------------------------------------
+
+def _performer_lm(**options: Any) -> Built:
+    from performer_pytorch import PerformerLM
+
+    model = PerformerLM(num_tokens=100, max_seq_len=32, dim=16, depth=2, heads=2, dim_head=8, nb_features=8,
+                        **options)
+    return model, (_tokens(length=12),), {"mask": torch.ones(2, 12, dtype=torch.bool)}
+
+
+def _performer_enc_dec() -> Built:
+    from performer_pytorch import PerformerEncDec
+
+    model = PerformerEncDec(dim=16, enc_num_tokens=100, enc_depth=1, enc_heads=2, enc_dim_head=8,
+                            enc_max_seq_len=32, enc_nb_features=8, dec_num_tokens=100, dec_depth=1, dec_heads=2,
+                            dec_dim_head=8, dec_max_seq_len=32, dec_nb_features=8)
+    return model, (_tokens(length=12), _tokens(length=8)), {"enc_mask": torch.ones(2, 12, dtype=torch.bool)}
+
+
+PERFORMER = [
+    Spec("performer_lm", _performer_lm),
+    Spec("performer_lm_causal", partial(_performer_lm, causal=True)),
+    Spec("performer_lm_local_heads", partial(_performer_lm, local_attn_heads=1, local_window_size=4)),
+    Spec("performer_lm_generalized", partial(_performer_lm, generalized_attention=True, rotary_position_emb=False,
+                                             use_scalenorm=True, ff_glu=True)),
+    Spec("performer_lm_shift_rezero", partial(_performer_lm, shift_tokens=True, use_rezero=True, ff_chunks=2,
+                                              no_projection=True)),
+    Spec("performer_lm_train_redraw", partial(_performer_lm, feature_redraw_interval=1, reversible=True),
+         train=True),
+    Spec("performer_enc_dec", _performer_enc_dec),
+]
+
+
+# rotary-embedding-torch --------------------------------------------------------------------------
+
+def _rotary(method: str, **options: Any) -> Built:
+    from rotary_embedding_torch import RotaryEmbedding
+
+    rotary = RotaryEmbedding(dim=8, cache_max_seq_len=64, **options)
+    q, k = torch.randn(2, 2, 10, 16), torch.randn(2, 2, 10, 16)
+    if method == "rotate_queries_with_cached_keys":
+        return rotary.rotate_queries_with_cached_keys, (q[..., -3:, :], k), {}
+    if method == "rotate_queries_and_keys":
+        return rotary.rotate_queries_and_keys, (q, k), {}
+    if method == "get_axial_freqs":
+        def axial(image: torch.Tensor) -> torch.Tensor:
+            from rotary_embedding_torch import apply_rotary_emb
+
+            return apply_rotary_emb(rotary.get_axial_freqs(6, 6), image)
+
+        return axial, (torch.randn(2, 6, 6, 16),), {}
+    if options.get("seq_before_head_dim"):
+        q = q.transpose(1, 2)
+    return rotary.rotate_queries_or_keys, (q,), {}
+
+
+def _learned_rotations() -> Built:
+    from rotary_embedding_torch import apply_learned_rotations
+
+    return apply_learned_rotations, (torch.randn(2, 10, 4), torch.randn(2, 10, 16)), {
+        "freq_ranges": torch.arange(2).float()}
+
+
+ROTARY = [
+    Spec("rotate_queries", partial(_rotary, "rotate_queries_or_keys")),
+    Spec("rotate_queries_seq_first", partial(_rotary, "rotate_queries_or_keys", seq_before_head_dim=True)),
+    Spec("rotate_queries_learned_freq", partial(_rotary, "rotate_queries_or_keys", learned_freq=True), train=True),
+    Spec("rotate_queries_and_keys_xpos", partial(_rotary, "rotate_queries_and_keys", use_xpos=True)),
+    Spec("rotate_cached_keys", partial(_rotary, "rotate_queries_with_cached_keys")),
+    Spec("axial_freqs_pixel", partial(_rotary, "get_axial_freqs", freqs_for="pixel", max_freq=8)),
+    Spec("learned_rotations", _learned_rotations),
+]
+
+
+# mixture-of-experts ------------------------------------------------------------------------------
+
+def _mixture_of_experts(hierarchical: bool = False, **options: Any) -> Built:
+    from mixture_of_experts import HeirarchicalMoE, MoE
+
+    if hierarchical:
+        model = HeirarchicalMoE(dim=16, num_experts=(2, 2), hidden_dim=32, **options)
+    else:
+        model = MoE(dim=16, num_experts=4, hidden_dim=32, **options)
+    return model, (torch.randn(2, 8, 16),), {}
+
+
+MIXTURE_OF_EXPERTS = [
+    Spec("moe", _mixture_of_experts),
+    Spec("moe_no_second", partial(_mixture_of_experts, second_policy_eval="none")),
+    Spec("moe_all", partial(_mixture_of_experts, second_policy_eval="all")),
+    Spec("moe_train", _mixture_of_experts, train=True),
+    Spec("hierarchical_moe", partial(_mixture_of_experts, hierarchical=True)),
+    Spec("hierarchical_moe_train", partial(_mixture_of_experts, hierarchical=True), train=True),
+]
+
+
+# linear-attention-transformer --------------------------------------------------------------------
+
+def _linear_attention_lm(linformer_k: int | None = None, **options: Any) -> Built:
+    from linear_attention_transformer import LinearAttentionTransformerLM, LinformerSettings
+
+    if linformer_k is not None:
+        options["linformer_settings"] = LinformerSettings(k=linformer_k)
+    model = LinearAttentionTransformerLM(num_tokens=100, dim=16, depth=2, max_seq_len=16, heads=2, dim_head=8,
+                                         **options)
+    return model, (_tokens(length=16),), {"input_mask": torch.ones(2, 16, dtype=torch.bool)}
+
+
+def _image_linear_attention() -> Built:
+    from linear_attention_transformer import ImageLinearAttention
+
+    return ImageLinearAttention(chan=4, key_dim=8, value_dim=8, heads=2), (torch.randn(2, 4, 6, 6),), {}
+
+
+LINEAR_ATTENTION = [
+    Spec("linear_attention_lm", _linear_attention_lm),
+    Spec("linear_attention_lm_causal", partial(_linear_attention_lm, causal=True, blindspot_size=2)),
+    Spec("linear_attention_lm_local_heads", partial(_linear_attention_lm, causal=True, n_local_attn_heads=1,
+                                                    local_attn_window_size=4)),
+    Spec("linear_attention_lm_linformer", partial(_linear_attention_lm, linformer_k=4)),
+    Spec("linear_attention_lm_rotary_shift", partial(_linear_attention_lm, use_rotary_emb=True, shift_tokens=True,
+                                                     ff_chunks=2, ff_glu=True)),
+    Spec("linear_attention_lm_reversible_train", partial(_linear_attention_lm, reversible=True, attn_dropout=0.1),
+         train=True),
+    Spec("image_linear_attention", _image_linear_attention),
+]
+
+
+# hyper-connections -------------------------------------------------------------------------------
+
+def _hyper_connections(kind: str = "hc", decorate: bool = False, **options: Any) -> Built:
+    import hyper_connections
+
+    functions = {"hc": hyper_connections.get_init_and_expand_reduce_stream_functions,
+                 "mhc": hyper_connections.mc_get_init_and_expand_reduce_stream_functions}[kind]
+    init_connection, expand, reduce = functions(4, dim=16, **options)
+    if decorate:  # the branch is called by the user between the width and the depth connection
+        connection, branch = init_connection(layer_index=0), torch.nn.Linear(16, 16)
+
+        def decorated(x: torch.Tensor) -> torch.Tensor:
+            branch_input, add_residual = connection(expand(x))
+            return reduce(add_residual(branch(branch_input)))
+
+        return decorated, (torch.randn(2, 8, 16),), {}
+    blocks = torch.nn.ModuleList(init_connection(branch=torch.nn.Linear(16, 16), layer_index=index)
+                                 for index in range(2))
+    model = torch.nn.Sequential(expand, *blocks, reduce)
+    return model, (torch.randn(2, 8, 16),), {}
+
+
+def _hyper_connections_vit() -> Built:
+    from hyper_connections.vit import ViT
+
+    model = ViT(image_size=8, patch_size=4, num_classes=10, dim=16, depth=2, heads=2, dim_head=8, mlp_dim=32,
+                num_residual_streams=2)
+    return model, (torch.randn(2, 3, 8, 8),), {}
+
+
+HYPER_CONNECTIONS = [
+    Spec("hyper_connections", _hyper_connections),
+    Spec("hyper_connections_fracs", partial(_hyper_connections, num_fracs=2)),
+    Spec("hyper_connections_stream_embed", partial(_hyper_connections, add_stream_embed=True)),
+    Spec("hyper_connections_decorated", partial(_hyper_connections, decorate=True)),
+    Spec("mhc", partial(_hyper_connections, "mhc", sinkhorn_iters=4)),
+    Spec("mhc_log_domain_train", partial(_hyper_connections, "mhc", sinkhorn_iters=4, log_domain_sinkhorn=True),
+         train=True),
+    Spec("mhc_vit", _hyper_connections_vit),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1443,4 +1683,10 @@ MODELS: dict[str, list[Spec]] = {
     "pytorch-optimizer": PYTORCH_OPTIMIZER,
     "schedulefree": SCHEDULEFREE,
     "st-moe-pytorch": ST_MOE,
+    "botorch": BOTORCH,
+    "performer-pytorch": PERFORMER,
+    "rotary-embedding-torch": ROTARY,
+    "mixture-of-experts": MIXTURE_OF_EXPERTS,
+    "linear-attention-transformer": LINEAR_ATTENTION,
+    "hyper-connections": HYPER_CONNECTIONS,
 }
