@@ -73,7 +73,7 @@ IMPORTS = {
     **{name: f"import {name}" for name in (
         "random", "time", "math", "copy", "threading", "contextlib", "functools", "itertools", "inspect",
         "warnings", "logging", "os", "sys", "json", "re", "collections", "operator", "dataclasses",
-        "typing", "enum", "numbers", "string", "types", "weakref", "pickle", "io", "struct")},
+        "typing", "enum", "numbers", "string", "types", "weakref", "pickle", "io", "struct", "statistics")},
 }
 
 
@@ -82,7 +82,7 @@ class Probe:
     key: str  # "torch.Tensor.size", "builtins.len", "math.sqrt", "construct:generator"
     category: str
     call: str  # what is probed, as written (the expression, or the construct's one-line summary)
-    args: str  # "tensor", "python", "none": what the probed call is given
+    args: str  # "tensor", "python", "none", "generator": what the probed call is given
     source: str
     inputs: str  # the inputs expression (a tuple), evaluated in the source's namespace
     lines: tuple[int, int]  # the probe's own lines: a break there is a break of the construct
@@ -535,6 +535,9 @@ BUILTIN_CALLS = [
     ("list(filter(None, [0, 1]))", "python"), ("slice(1, 2)", "python"), ("object()", "python"),
     ("complex(1, 2)", "python"), ("bin(5)", "python"), ("hex(255)", "python"), ("bytes(2)", "python"),
     ("bytearray(2)", "python"), ("ascii('a')", "python"), ("min(x.shape[0], 2)", "python"),
+    ("sum(v for v in [1, 2])", "generator"), ("max(s for s in x.shape)", "generator"),
+    ("tuple(v for v in [1, 2])", "generator"), ("sorted(v for v in [2, 1])", "generator"),
+    ("'-'.join(str(v) for v in [1, 2])", "generator"), ("any(v > 1 for v in [1, 2])", "generator"),
     ("isinstance(x, (list, tuple))", "tensor"), ("all(isinstance(t, torch.Tensor) for t in [x, y])", "tensor"),
     ("sum(t.sum() for t in [x, y])", "tensor"), ("max([x.sum(), y.sum()])", "tensor"),
 ]
@@ -595,6 +598,13 @@ STDLIB_CALLS = [
     ("string.ascii_letters", "none"), ("types.SimpleNamespace(a=1)", "python"), ("weakref.ref(x)", "tensor"),
     ("pickle.dumps(3)", "python"), ("struct.pack('i', 1)", "python"), ("io.StringIO('a')", "python"),
     ("numbers.Number", "none"), ("isinstance(3, numbers.Number)", "python"),
+    # Given a generator expression: a C function consumes it where TorchDynamo cannot follow
+    # (`math.prod(x.shape[i] for i in dims)`); the builtins that step through one are traced.
+    ("math.prod(v for v in [2, 3])", "generator"), ("math.prod(s for s in x.shape)", "generator"),
+    ("math.fsum(v for v in [1.0, 2.0])", "generator"), ("math.hypot(*(v for v in [3, 4]))", "generator"),
+    ("statistics.mean(v for v in [1, 2])", "generator"), ("statistics.fmean(v for v in [1.0, 2.0])", "generator"),
+    ("functools.reduce(operator.mul, (v for v in [2, 3]))", "generator"),
+    ("list(itertools.chain(v for v in [1, 2]))", "generator"),
 ]
 NUMPY_CALLS = [
     ("np.array([1, 2])", "python"), ("np.zeros(3)", "python"), ("np.ones((2, 2))", "python"), ("np.arange(4)", "python"),

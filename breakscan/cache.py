@@ -105,6 +105,8 @@ class LintCache:
             return None  # a module an import could not find has appeared
         if any(files.deriving_from(name) != paths for name, paths in result.derivations.items()):
             return None  # a class statement naming a base the lint asked about came or went
+        if any(files.implementing(name) != paths for name, paths in result.implementations.items()):
+            return None  # so did a method a duck-typed call may run
         return result
 
     def put(self, path: str, settings: LintSettings, files: FileSet, result: UnitResult) -> None:

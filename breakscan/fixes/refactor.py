@@ -40,7 +40,8 @@ BY_FAMILY: dict[str, tuple[Suggester, ...]] = {
     "BS2": _BRANCHES,
     "BS3": _SHAPES,
     "BS4": _LOGGING,
-    "BS5": _STDLIB + _SETUP,  # seeding is a stdlib-looking call that belongs in __init__
+    # Seeding is a stdlib-looking call that belongs in __init__; `math.prod(gen)` takes a list.
+    "BS5": _STDLIB + _SETUP + (generators.list_instead_of_generator,),
     "BS8": _SETUP,
     "BS9": _EXPLICIT,
 }

@@ -190,8 +190,9 @@ class Unit:
             return
         own = self._parse(self.path, source.text, source.data, source.signature)
         self.result.declares_targets = own.index.declares_targets
+        hierarchy = self._hierarchy(own.index)
         project = Project({own.index.name: own.index}, self._load_module, self.settings.roots, self.settings.dynamo,
-                          self._hierarchy(own.index).subclasses)
+                          hierarchy.subclasses, hierarchy.implementers)
         handlers = functools.partial(_handlers, rules_with_ids(self.settings.rule_ids))
         analysis = project.analyze(handlers, only=[own.index])
         raw: dict[str, list[tuple[RawFinding, str]]] = {}
@@ -243,14 +244,19 @@ class Unit:
     def _hierarchy(self, own: ModuleIndex) -> Hierarchy:
         """Subclasses among the scanned files: the unit's own classes from its index, the others
         from outlines of the files whose class statements name the base."""
-        mine = ModuleOutline(own.imports, {name: ClassOutline(info.bases, "forward" in info.methods)
+        mine = ModuleOutline(own.imports, {name: ClassOutline(info.bases, frozenset(info.methods))
                                            for name, info in own.classes.items()})
 
         def candidates(name: str) -> list[str]:
             paths = self.result.derivations[name] = self.files.deriving_from(name)
             return [self.files.resolver.module_name(path)[0] for path in paths]
 
-        return Hierarchy(candidates, lambda module: mine if module == own.name else self._outline(module))
+        def implementing(method: str) -> list[str]:
+            paths = self.result.implementations[method] = self.files.implementing(method)
+            return [self.files.resolver.module_name(path)[0] for path in paths]
+
+        return Hierarchy(candidates, lambda module: mine if module == own.name else self._outline(module),
+                         implementing)
 
     def _outline(self, name: str) -> ModuleOutline | None:
         """The outline of module `name`, read with `ast` (and kept while the file is unchanged)."""

@@ -259,6 +259,25 @@ class ModuleIndex:
         return f"{base}.{rest}" if rest else base
 
 
+def is_abstract(function: cst.FunctionDef) -> bool:
+    """Whether a function only states an interface: its body, past a docstring, is `pass`, `...`
+    or `raise NotImplementedError`."""
+    if isinstance(function.body, cst.SimpleStatementSuite):  # `def step(self): ...`
+        statements = list(function.body.body)
+    else:
+        lines = function.body.body
+        if not all(isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 for line in lines):
+            return False
+        statements = [line.body[0] for line in lines if isinstance(line, cst.SimpleStatementLine)]
+    if isinstance(statements[0], cst.Expr) and isinstance(statements[0].value, cst.BaseString):
+        statements = statements[1:]
+    return bool(statements) and all(
+        isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Ellipsis))
+        or (isinstance(s, cst.Raise) and s.exc is not None
+            and dotted_name(s.exc.func if isinstance(s.exc, cst.Call) else s.exc) == "NotImplementedError")
+        for s in statements)
+
+
 def build_index(module: cst.Module, name: str, path: str, package: str, text: str) -> ModuleIndex:
     index = ModuleIndex(name=name, path=path, package=package)
     for statement in module.body:

@@ -26,7 +26,7 @@ _DEPTH = 12
 @dataclass(frozen=True)
 class ClassOutline:
     bases: tuple[str, ...]  # qualified names, of the bases that have one
-    defines_forward: bool
+    methods: frozenset[str]  # the names of the methods its body defines
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ def outline(tree: ast.Module, name: str, package: str) -> ModuleOutline:
             source = imports.get(head) or (f"{name}.{head}" if head in own else None)
             if source is not None:
                 bases.append(f"{source}.{rest}" if rest else source)
-        forward = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "forward" for s in node.body)
-        classes[node.name] = ClassOutline(tuple(bases), forward)
+        methods = frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        classes[node.name] = ClassOutline(tuple(bases), methods)
     return ModuleOutline(imports, classes)
 
 
@@ -94,7 +94,7 @@ class Lineages:
             facts = self._class_facts(found, depth + 1)
         elif found is not None:
             inherited = [self._class_facts(base, depth + 1) for base in found.bases]
-            facts = (any(m for m, _ in inherited), found.defines_forward or any(f for _, f in inherited))
+            facts = (any(m for m, _ in inherited), "forward" in found.methods or any(f for _, f in inherited))
         self._facts[qualified] = facts
         return facts
 
@@ -116,10 +116,30 @@ class Hierarchy:
     `candidates(name)` gives the modules whose class statements name a base `name` (by its last
     part), `load` a module's outline."""
 
-    def __init__(self, candidates: Callable[[str], Iterable[str]], load: Callable[[str], ModuleOutline | None]):
+    def __init__(self, candidates: Callable[[str], Iterable[str]], load: Callable[[str], ModuleOutline | None],
+                 implementing: Callable[[str], Iterable[str]] = lambda method: ()):
         self._candidates = candidates
         self._load = load
+        self._implementing = implementing  # the modules that may define a method, by its name
         self._known: dict[tuple[str, str], frozenset[str]] = {}
+        self._implementers: dict[tuple[str, str], frozenset[str]] = {}
+
+    def implementers(self, method: str, within: str = "") -> frozenset[str]:
+        """The scanned classes in package `within` whose own body defines `method`: what an
+        object the lint cannot type may be, when code calls that method on it (duck typing: a
+        solver's `step_size_controller.adapt_step_size(...)`)."""
+        key = (method, within)
+        known = self._implementers.get(key)
+        if known is None:
+            found: set[str] = set()
+            for module in self._implementing(method):
+                if within and module != within and not module.startswith(within + "."):
+                    continue
+                loaded = self._load(module)
+                found.update(f"{module}.{name}" for name, cls in (loaded.classes.items() if loaded else ())
+                             if method in cls.methods)
+            known = self._implementers[key] = frozenset(found)
+        return known
 
     def subclasses(self, qualified: str, within: str = "") -> frozenset[str]:
         """Those defined in package `within` (its modules and its subpackages'; every scanned

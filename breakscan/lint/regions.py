@@ -28,6 +28,7 @@ from breakscan.lint.index import (
     FunctionInfo,
     ModuleIndex,
     constructed_classes,
+    is_abstract,
     is_torch_module_base,
 )
 from breakscan.lint.names import dotted_name, names_a_class
@@ -71,11 +72,14 @@ _DECLARED_TENSORS = frozenset({v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS})
 class Project:
     def __init__(self, modules: dict[str, ModuleIndex], load_module: Callable[[str], ModuleIndex | None] | None = None,
                  config_roots: tuple[str, ...] = (), dynamo: DynamoSettings = NO_SETTINGS,
-                 subclasses: Callable[[str, str], frozenset[str]] | None = None):
+                 subclasses: Callable[[str, str], frozenset[str]] | None = None,
+                 implementers: Callable[[str, str], frozenset[str]] | None = None):
         self.modules = modules
         self._load_module = load_module
         # The scanned classes deriving from a class, by qualified name, in a package (engine.Unit._hierarchy).
         self._subclasses = subclasses
+        # The scanned classes defining a method, by its name, in a package (inheritance.Hierarchy.implementers).
+        self._implementers = implementers
         self.config_roots = config_roots
         self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
         # How each root is compiled: `fullgraph=True` on the `torch.compile` call that names it.
@@ -367,6 +371,24 @@ class Project:
         if found_function is None and isinstance(func, cst.Name) and isinstance(value, v.Callables):
             return [f for f in map(self.find_function, sorted(value.names)) if f is not None]  # `fn = pick(...)`
         return [found_function] if found_function is not None else []
+
+    def implementations(self, name: str, caller: ModuleIndex, interface: ClassInfo | None = None) -> list[FunctionInfo]:
+        """The methods `name` of the scanned classes of the caller's top-level package that
+        define one: what a duck-typed call may run, on an object the lint cannot type
+        (`self.ball.dist2plane(x)`), or on one declared with an `interface` class whose methods
+        only state it (then the classes defining all of those, as a Protocol is matched). None
+        when more classes than `_MOST_IMPLEMENTERS` qualify: a role many kinds of object play
+        (`init`, `inverse`), which the name alone cannot tell apart."""
+        if self._implementers is None:
+            return []
+        within = caller.name.partition(".")[0] if caller.package else ""
+        classes = self._implementers(name, within)
+        if interface is not None:
+            for other in (n for n, method in interface.methods.items() if n != name and is_abstract(method.node)):
+                classes &= self._implementers(other, within)
+        if not classes or len(classes) > _MOST_IMPLEMENTERS:
+            return []
+        return self._methods_of(v.ModuleValue(classes), name)
 
     def wrappers(self, function: FunctionInfo) -> list[tuple[cst.Decorator, FunctionInfo]]:
         """The functions that run in place of `function`, for each decorator of it that is a scanned
@@ -782,6 +804,9 @@ def _built_by_expression(expression: cst.BaseExpression, function: FunctionInfo,
 # Functions a decorator factory may hand the decorating on to, followed from it (`cached` ->
 # `_cached`, `_cached_ignore_args`): more is a registry, not a decorator.
 _MOST_HANDED_ON = 4
+# A method name more classes define than this is a role many kinds of object play: the object a
+# duck-typed call runs it on cannot be told from the name.
+_MOST_IMPLEMENTERS = 6
 
 
 def _names_wraps(decorator: cst.BaseExpression) -> bool:
@@ -843,7 +868,12 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
     for result in results.values():
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
-        breaking_calls = [s for s in result.calls if breaks(s.callee.key)]
+        # A call that may run several functions (a method of each class the object may be)
+        # breaks for certain only when each of them does.
+        callees: dict[int, list[str]] = {}
+        for site in result.calls:
+            callees.setdefault(id(site.node), []).append(site.callee.key)
+        breaking_calls = [s for s in result.calls if all(map(breaks, callees[id(s.node)]))]
         in_loop = ([f.order for f in certain if f.in_loop or _conditional(f)]
                    + [s.order for s in breaking_calls if s.in_loop] + result.frame_skips)
         in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]

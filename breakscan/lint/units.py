@@ -44,6 +44,9 @@ class UnitResult:
     # files whose class statements named them then: a file that starts or stops naming one changes
     # what an object of that class may be (checked again on a cache hit).
     derivations: dict[str, list[str]] = field(default_factory=dict)
+    # Method names this result asked the scanned classes defining them of (a duck-typed call on
+    # an object the lint cannot type), with the files defining a method of that name then.
+    implementations: dict[str, list[str]] = field(default_factory=dict)
 
 
 class FileSet:
@@ -56,6 +59,7 @@ class FileSet:
         self.by_module: dict[str, str] = {}
         self._by_real_path: dict[str, str] = {}
         self._deriving: dict[str, list[str]] | None = None
+        self._implementing: dict[str, list[str]] | None = None
         for path in paths:
             self.by_module.setdefault(self.resolver.module_name(path)[0], path)
             self._by_real_path.setdefault(os.path.realpath(path), path)
@@ -75,33 +79,46 @@ class FileSet:
         if self._deriving is None:
             self._deriving = {}
             for path in self.paths:
-                for base in _derived_names(path):
+                for base in _declared_names(path)[0]:
                     self._deriving.setdefault(base, []).append(path)
         return self._deriving.get(name, [])
 
+    def implementing(self, method: str) -> list[str]:
+        """The scanned files where a class (or a function's inner class) defines a method named
+        `method`, read from their text as `deriving_from` reads bases."""
+        if self._implementing is None:
+            self._implementing = {}
+            for path in self.paths:
+                for name in _declared_names(path)[1]:
+                    self._implementing.setdefault(name, []).append(path)
+        return self._implementing.get(method, [])
 
-def _derived_names(path: str) -> frozenset[str]:
+
+def _declared_names(path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The base names a file's class statements name, and the names of its indented `def`s."""
     signature = disk_signature(path)
-    kept = _derived.get(path)
+    kept = _declared.get(path)
     if kept is None or signature is None or kept[0] != signature:
         try:
-            # Only class statements are read: a plain decode, without `read_source`'s checks (a
-            # warm run asks this of every file, and the checks took most of its time).
+            # Only class and def statements are read: a plain decode, without `read_source`'s
+            # checks (a warm run asks this of every file, and the checks took most of its time).
             if is_notebook(path):
                 text = read_source(path).text
             else:
                 with open(path, "rb") as handle:
                     text = handle.read().decode("utf-8", errors="replace")
-            names = derived_names(text)
+            names = derived_names(text), frozenset(_METHOD_DEF.findall(text))
         except (SourceError, OSError):
-            names = frozenset()  # the file's own unit reports why
-        kept = _derived[path] = (signature, names)
-    return kept[1]
+            names = frozenset(), frozenset()  # the file's own unit reports why
+        kept = _declared[path] = (signature, *names)
+    return kept[1], kept[2]
 
 
 # `class Name(Base, other.Base2, metaclass=M):`, its bases possibly over several lines.
 _CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _BASE_NAME = re.compile(r"(?<![=\w.])(?:\w+\.)*(\w+)\s*(?=[,\[]|$)")
+# `    def name(`, indented: a method (or an inner function).
+_METHOD_DEF = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
 def derived_names(text: str) -> frozenset[str]:
@@ -112,4 +129,5 @@ def derived_names(text: str) -> frozenset[str]:
                      for match in _BASE_NAME.finditer(header.group(1)))
 
 
-_derived: dict[str, tuple[tuple[int, int] | None, frozenset[str]]] = {}  # path -> (signature, derived_names)
+# path -> (signature, derived_names, indented def names)
+_declared: dict[str, tuple[tuple[int, int] | None, frozenset[str], frozenset[str]]] = {}

@@ -361,6 +361,15 @@ CONTAINER_METHODS = frozenset(
         "strip", "encode", "decode",
     }
 )
+# nn.Module's own methods, and those of Python's containers, strings and numbers: names too general
+# to tell, from a call of one, which scanned class the receiver is (torch.Tensor's are in the catalogue).
+GENERAL_METHOD_NAMES = frozenset({
+    "forward", "train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "to_empty", "apply",
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "register_buffer", "register_parameter", "add_module", "register_module", "get_submodule",
+    "get_parameter", "get_buffer", "state_dict", "load_state_dict", "zero_grad", "requires_grad_", "extra_repr",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "compile", "type",
+}) | frozenset(name for kind in (dict, list, tuple, set, str, bytes, int, float) for name in dir(kind))
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # What tensor metadata attributes and methods give, where it is a known Python kind.
 TENSOR_METADATA_KINDS: dict[str, Kind] = {

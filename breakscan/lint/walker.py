@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
+from breakscan.lint import catalogue
 from breakscan.lint import values as v
 from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
-from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
+from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract
 from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
@@ -761,6 +762,8 @@ class RegionWalker(cst.CSTVisitor):
                 return v.numpy_call_value(qualified[6:], [self.value(a.value) for a in node.args])
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
+            if qualified == "builtins.map" and len(node.args) >= 2 and isinstance(node.args[0].value, cst.Lambda):
+                return self._mapped_value(node.args[0].value, [a.value for a in node.args[1:]])
             if qualified in v.BUILT_SORT:
                 return v.container(sort=v.BUILT_SORT[qualified], holds_tensors=tensor_argument)
             if qualified in v.CONTAINER_BUILTINS:
@@ -1232,6 +1235,18 @@ class RegionWalker(cst.CSTVisitor):
         self.rebound, self._parameter_positions = rebound, positions
         return found
 
+    def _mapped_value(self, function: cst.Lambda, iterables: list[cst.BaseExpression]) -> v.Value:
+        """`map(lambda x: x.shape[1] > 0, (q, k))`: what the lambda gives for the elements of
+        what it is mapped over (Python bools here, not tensors)."""
+        elements = [self._element_of(self.value(iterable)) for iterable in iterables]
+        outer, rebound, positions = dict(self.bindings), set(self.rebound), dict(self._parameter_positions)
+        for parameter, element in zip(_all_params(function.params), elements):
+            self._set(parameter.name.value, element)
+        found = self.value(function.body)
+        self._replace_bindings(outer)
+        self.rebound, self._parameter_positions = rebound, positions
+        return v.container(elements=found)
+
     def _visit_function(self, node: cst.FunctionDef) -> bool:
         decorators = {self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators}
         if decorators & {"torch.compiler.disable", "torch._dynamo.disable"}:
@@ -1367,6 +1382,7 @@ class RegionWalker(cst.CSTVisitor):
             added = functools.reduce(v.join, given, v.OTHER)
             self._forget_items(func.value, added)
         callees = self.project.resolve_calls(self, node, constructors=True)
+        callees += self._duck_typed_callees(node, callees)
         if not callees:
             return
         arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
@@ -1378,6 +1394,33 @@ class RegionWalker(cst.CSTVisitor):
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order,
                                               spreads=any(a.star for a in node.args)))
+
+    def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:
+        """The scanned methods a call of a distinctive method name may run on an object of no
+        scanned class the analysis knows of (`self.ball.dist2plane(x)`), or on one declared with a class whose
+        method only states the interface (`controller: StepSizeController`, implemented by
+        classes that do not derive from it). They are walked for what they hold; what the call
+        returns stays unknown."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or self.qualname(func) is not None:
+            return []
+        name = func.attr.value
+        if name.startswith("__") or name in v.GENERAL_METHOD_NAMES or catalogue.tensor_method(name) is not None:
+            return []
+        receiver = self.value(func.value)
+        interface = None
+        if resolved:
+            if not (isinstance(receiver, v.ModuleValue) and receiver.declared):
+                return []
+            interface = next((self.project.find_class(f"{callee.module.name}.{callee.class_name}")
+                              for callee in resolved if callee.class_name and is_abstract(callee.node)), None)
+            if interface is None:
+                return []
+        elif receiver not in (v.UNKNOWN, v.OTHER) or isinstance(receiver, v.Container):
+            return []  # an object of no scanned class the analysis knows of (`self.ball`, stored from a parameter)
+        known = {callee.key for callee in resolved}
+        return [method for method in self.project.implementations(name, self.function.module, interface)
+                if method.key not in known and not is_abstract(method.node)]
 
 
 def _joined(first: dict[str, v.Value], second: dict[str, v.Value],

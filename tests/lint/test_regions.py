@@ -1151,3 +1151,137 @@ def test_an_unannotated_parameter_of_a_class_a_subclass_extends_is_not_taken_fro
             return Flow(Spline())
     """))
     assert outcome.findings == []
+
+
+def test_a_distinctive_method_called_on_an_object_of_no_known_class_runs_the_classes_defining_it(tmp_path):
+    """Duck typing: `self.ball` comes from an unannotated parameter, so the object is of no class
+    the lint knows; the scanned classes of the package that define `dist2plane` are what it may
+    be. A name many classes define (`step`, seven here) tells nothing and is not followed."""
+    package = tmp_path / "geo"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "manifolds.py").write_text(src("""
+        class Ball:
+            def dist2plane(self, x):
+                if x.sum() > 0:
+                    return x
+                return -x
+    """) + "".join(f"\n\nclass Step{i}:\n    def step(self, x):\n        return x.sum().item()\n" for i in range(7)))
+    (package / "layers.py").write_text(src("""
+        import torch
+
+        class Layer(torch.nn.Module):
+            def __init__(self, *, ball, stepper):
+                super().__init__()
+                self.ball = ball
+                self.stepper = stepper
+
+            def forward(self, x):
+                y = self.stepper.step(x)
+                return self.ball.dist2plane(x * 2)
+    """))
+    outcome = lint_paths([str(package)], Config(), jobs=1)
+    assert [(f.path.rsplit("/", 1)[1], f.line, f.rule) for f in outcome.findings] == [("manifolds.py", 3, "BS201")]
+    assert outcome.findings[0].chain == ("Layer.forward", "Ball.dist2plane")
+
+
+def test_an_object_declared_by_an_interface_class_runs_the_classes_implementing_all_of_it(tmp_path):
+    """`controller: Controller`, whose methods only state the interface: classes that define
+    every one of them without deriving from it are what it may be (as a Protocol is matched);
+    a class defining only the method called is not one."""
+    (tmp_path / "controllers.py").write_text(src("""
+        import torch
+
+        class Controller(torch.nn.Module):
+            def init(self, x):
+                raise NotImplementedError()
+
+            def adapt(self, x):
+                \"\"\"Adapt the step.\"\"\"
+                ...
+
+        class Integral(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("rtol", torch.tensor(0.1))
+
+            def init(self, x):
+                return x
+
+            def adapt(self, x):
+                return torch.add(x, x, alpha=self.rtol)
+
+        class Unrelated:
+            def adapt(self, x):
+                return x.sum().item()
+    """))
+    (tmp_path / "solver.py").write_text(src("""
+        import torch
+        from controllers import Controller
+
+        class Solver(torch.nn.Module):
+            def __init__(self, controller: Controller):
+                super().__init__()
+                self.controller = controller
+
+            def forward(self, x):
+                controller = self.controller
+                return controller.adapt(controller.init(x))
+    """))
+    outcome = lint_paths([str(tmp_path)], Config(), jobs=1)
+    assert [(f.path.rsplit("/", 1)[1], f.line, f.rule) for f in outcome.findings] == [("controllers.py", 20, "BS111")]
+
+
+def test_the_cache_notices_a_new_class_defining_a_duck_typed_method(tmp_path):
+    cache = LintCache(str(tmp_path / "cache"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "model.py").write_text(src("""
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self, ball):
+                super().__init__()
+                self.ball = ball
+
+            def forward(self, x):
+                return self.ball.dist2plane(x)
+    """))
+    (project / "balls.py").write_text("class Ball:\n    pass\n")
+    assert lint_paths([str(project)], Config(), jobs=1, cache=cache).findings == []
+    (project / "balls.py").write_text("class Ball:\n    def dist2plane(self, x):\n        return x.sum().item()\n")
+    found = lint_paths([str(project)], Config(), jobs=1, cache=cache).findings
+    assert [(f.path.rsplit("/", 1)[1], f.line) for f in found] == [("balls.py", 3)]
+
+
+def test_a_call_that_may_run_several_methods_skips_the_loops_frame_only_when_each_breaks(tmp_path):
+    """`controller.adapt(x)` runs `Adaptive.adapt` (which breaks) or `Fixed.adapt` (which does
+    not): the frame is skipped only for one of them, so the branch after the call in the loop
+    still breaks when the object is the other, and is reported."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        class Controller:
+            def adapt(self, x):
+                raise NotImplementedError
+
+        class Adaptive(Controller):
+            def adapt(self, x):
+                return x * x.sum().item()
+
+        class Fixed(Controller):
+            def adapt(self, x):
+                return x
+
+        class Solver(torch.nn.Module):
+            def __init__(self, controller: Controller):
+                super().__init__()
+                self.controller = controller
+
+            def forward(self, x):
+                while True:
+                    x = self.controller.adapt(x)
+                    if (x > 1).any():
+                        return x
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(9, "BS101"), (23, "BS201")]

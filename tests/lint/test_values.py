@@ -364,3 +364,20 @@ def sorted_pick(y, experts):
     found = {(f.line, f.rule): f for f in outcome.findings}
     assert sorted(found) == [(7, "BS104"), (15, "BS104")]
     assert all(f.severity == "warning" and "`perm` has one dimension" in f.message for f in found.values())
+
+
+def test_map_with_a_lambda_gives_what_the_lambda_returns_for_each_element(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def fn(lq, q):
+    has_local, has_global = map(lambda x: x.shape[1] > 0, (lq, q))
+    if has_local:
+        lq = lq * 2
+    first, second = map(lambda t: t.sum(), (lq, q))
+    if first > 0:
+        q = q + 1
+    return lq + q
+""")
+    assert [(f.line, f.rule) for f in outcome.findings] == [(9, "BS201")]

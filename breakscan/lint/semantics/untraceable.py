@@ -102,6 +102,17 @@ def probed_break(qualified: str) -> tuple[str, ...]:
     return ()
 
 
+@functools.lru_cache(maxsize=256)
+def generator_break(qualified: str) -> tuple[str, ...]:
+    """The GB ids TorchDynamo broke with on a standard-library or builtin call given a generator
+    expression (`math.prod(s for s in shape)`: C code consumes it where TorchDynamo cannot follow),
+    by the catalogue; () when it traced the call, or it was not probed so."""
+    for entry in catalogue.entries(qualified):
+        if entry.args == "generator" and entry.category in _PROBED_CATEGORIES and entry.status == "ok":
+            return entry.gb_ids if entry.breaks else ()
+    return ()
+
+
 def _is_dotted(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value

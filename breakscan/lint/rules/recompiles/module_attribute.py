@@ -29,6 +29,9 @@ class ModuleAttributeUpdated(Rule):
     recompiles (`torch._dynamo.config.recompile_limit`) TorchDynamo gives up and runs it eagerly:
     an error. A float is made dynamic after its first recompile, and a bool has two values: one
     recompile each, a warning.
+    An attribute set to a value not computed from itself (`self.cached_len = seq_len`) fails
+    the guard only when the value changes: once, for a length the same from call to call, a
+    warning.
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
     after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at all. An attribute set without being
     read first (`self.step = 0`) does not recompile, and is not flagged.
@@ -104,6 +107,21 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Cached(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cached_len = 0
+
+                def forward(self, x):
+                    n = x.shape[0]
+                    if n <= self.cached_len:  # recompile
+                        return x * 2
+                    self.cached_len = n
+                    return x + 1
+        """, entry="Cached()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class FirstCall(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -170,31 +188,41 @@ class ModuleAttributeUpdated(Rule):
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         self._read(node.target, ctx)  # `self.step += 1` reads it first
         self.stores.add(id(node.target))
-        self._written(node.target, ctx)
+        self._written(node.target, ctx, from_itself=True)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         stored = {_attribute_of_self(target.target, ctx) for target in node.targets} - {None}
+        read_here = set()
         if stored:  # `self.step = self.step + 1` reads it before the store
             for attribute in find_nodes(node.value, (cst.Attribute,)):
-                if attribute.attr.value in stored:
+                if attribute.attr.value in stored and _attribute_of_self(attribute, ctx) is not None:
+                    read_here.add(attribute.attr.value)
                     self._read(attribute, ctx)
         for target in node.targets:
             self.stores.add(id(target.target))
-            self._written(target.target, ctx)
+            name = _attribute_of_self(target.target, ctx)
+            self._written(target.target, ctx, from_itself=name in read_here)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
         name = _attribute_of_self(node, ctx)
         if name is not None and ctx.value(node) in _SPECIALISED:
             self.first_reads.setdefault(name, node)
 
-    def _written(self, target: cst.BaseExpression, ctx) -> None:
+    def _written(self, target: cst.BaseExpression, ctx, *, from_itself: bool) -> None:
         name = _attribute_of_self(target, ctx)
         read = self.first_reads.get(name) if name is not None else None
         if read is None or name in self.reported:
             return
         self.reported.add(name)
         kind = ctx.value(read)
-        if kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
+        if not from_itself and kind in (v.INT, v.FLOAT):
+            # `self.cached_len = seq_len`: the guard fails only when the value stored differs
+            # from the one read; for a length the same from call to call, once.
+            ctx.report(self, read, f"a {kind.name} attribute of the module is read here and set later in compiled "
+                                   "code: TorchDynamo guards on its value, so a call recompiles whenever the value "
+                                   "stored differs from the one read (once, for a value the same from call to "
+                                   "call)", severity="warning")
+        elif kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
             ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled "
                                    "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
                                    "makes it dynamic", severity="warning")

@@ -1,16 +1,13 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.untraceable import (
-    THIRD_PARTY_MODULES,
-    untraceable_gb_id,
-)
+from breakscan.lint.semantics.untraceable import THIRD_PARTY_MODULES, generator_break, untraceable_gb_id
 
 
 class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
-    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055")
+    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055", "GB0134", "GB8335")
     message = "this call (standard library, NumPy, a builtin, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
@@ -34,6 +31,7 @@ class UntraceableStdlibCall(Rule):
     | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
     | `np.random.SeedSequence/Generator/RandomState/PCG64...`, `np.recarray` (defined outside those modules) | GB0156 |
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
+    | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
 
     and every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
@@ -145,6 +143,16 @@ class UntraceableStdlibCall(Rule):
                 seeds = np.random.SeedSequence(entropy=1234)  # break
                 return y + 1
         """),
+        Example("""
+            import math
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                n = math.prod(x.shape[i] for i in range(x.dim()))  # break
+                return y / n
+        """),
     )
     valid = (
         Example("""
@@ -183,6 +191,16 @@ class UntraceableStdlibCall(Rule):
             def fn(x):
                 return x * len(KEY)
         """),
+        Example("""
+            import math
+            import torch
+
+            @torch.compile
+            def fn(x):
+                n = math.prod([x.shape[i] for i in range(x.dim())])
+                total = sum(s for s in x.shape)
+                return x / n + total
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
@@ -193,6 +211,11 @@ class UntraceableStdlibCall(Rule):
                 ctx.report(self, node, f"a NumPy array of `{ctx.code(dtype)}` holds Python objects, which TorchDynamo "
                                        "cannot trace as a tensor: the graph breaks here")
                 return
+        if qualified is not None and any(isinstance(a.value, cst.GeneratorExp) and not a.star for a in node.args) and (
+                generator_break(qualified)):
+            ctx.report(self, node, f"`{qualified}` consumes the generator it is given in C code, where TorchDynamo "
+                                   "cannot follow it: the graph breaks here")
+            return
         if untraceable_gb_id(qualified) is None:
             return
         if qualified.split(".", 1)[0] in THIRD_PARTY_MODULES:
