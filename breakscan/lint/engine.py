@@ -256,7 +256,7 @@ class Unit:
             return [self.files.resolver.module_name(path)[0] for path in paths]
 
         return Hierarchy(candidates, lambda module: mine if module == own.name else self._outline(module),
-                         implementing)
+                         implementing, self.files.by_module.__contains__)
 
     def _outline(self, name: str) -> ModuleOutline | None:
         """The outline of module `name`, read with `ast` (and kept while the file is unchanged)."""

@@ -117,28 +117,52 @@ class Hierarchy:
     part), `load` a module's outline."""
 
     def __init__(self, candidates: Callable[[str], Iterable[str]], load: Callable[[str], ModuleOutline | None],
-                 implementing: Callable[[str], Iterable[str]] = lambda method: ()):
+                 implementing: Callable[[str], Iterable[str]] = lambda method: (),
+                 scanned: Callable[[str], bool] = lambda module: False):
         self._candidates = candidates
         self._load = load
         self._implementing = implementing  # the modules that may define a method, by its name
+        self._scanned = scanned  # whether a module is one of the scanned files
         self._known: dict[tuple[str, str], frozenset[str]] = {}
         self._implementers: dict[tuple[str, str], frozenset[str]] = {}
+        self._imported: dict[str, frozenset[str]] = {}
 
-    def implementers(self, method: str, within: str = "") -> frozenset[str]:
-        """The scanned classes in package `within` whose own body defines `method`: what an
-        object the lint cannot type may be, when code calls that method on it (duck typing: a
-        solver's `step_size_controller.adapt_step_size(...)`)."""
-        key = (method, within)
+    def implementers(self, method: str, importer: str) -> frozenset[str]:
+        """The scanned classes whose own body defines `method`, in the scanned modules that
+        running module `importer` imports (directly or not): what an object the
+        lint cannot type may be when that module's code calls the method on it (duck typing: a
+        solver's `step_size_controller.adapt_step_size(...)`). A class no import leads to (a
+        model family of its own, in a library of many) is not one."""
+        key = (method, importer)
         known = self._implementers.get(key)
         if known is None:
+            imported = self.imported_by(importer)
             found: set[str] = set()
             for module in self._implementing(method):
-                if within and module != within and not module.startswith(within + "."):
+                if module not in imported:
                     continue
                 loaded = self._load(module)
                 found.update(f"{module}.{name}" for name, cls in (loaded.classes.items() if loaded else ())
                              if method in cls.methods)
             known = self._implementers[key] = frozenset(found)
+        return known
+
+    def imported_by(self, module: str) -> frozenset[str]:
+        """`module` and the scanned modules importing it runs: its imports, theirs, and the
+        packages holding each (up to `_MOST_IMPORTED` of them)."""
+        known = self._imported.get(module)
+        if known is None:
+            seen = {module}
+            pending = [module]
+            while pending and len(seen) < _MOST_IMPORTED:
+                outline = self._load(pending.pop(0))
+                for target in (outline.imports.values() if outline is not None else ()):
+                    name = target if self._scanned(target) else target.rpartition(".")[0]  # a module, or a name in one
+                    while name and name not in seen and self._scanned(name):
+                        seen.add(name)  # and the packages holding it, whose `__init__` runs first
+                        pending.append(name)
+                        name = name.rpartition(".")[0]
+            known = self._imported[module] = frozenset(seen)
         return known
 
     def subclasses(self, qualified: str, within: str = "") -> frozenset[str]:
@@ -184,6 +208,9 @@ class Hierarchy:
 # modules: on torch's own sources, twice the time and memory of the whole lint).
 _MOST_SUBCLASSES = 64
 _MOST_MODULES = 4
+# Modules followed from one module's imports when asking what its code may hold: a package's own
+# modules (torchode's 12, geoopt's 40) fit; a library's hub modules import far more.
+_MOST_IMPORTED = 200
 
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -78,7 +78,8 @@ class Project:
         self._load_module = load_module
         # The scanned classes deriving from a class, by qualified name, in a package (engine.Unit._hierarchy).
         self._subclasses = subclasses
-        # The scanned classes defining a method, by its name, in a package (inheritance.Hierarchy.implementers).
+        # The scanned classes defining a method, by its name, that a module's imports lead to
+        # (inheritance.Hierarchy.implementers).
         self._implementers = implementers
         self.config_roots = config_roots
         self.dynamo = dynamo  # settings the project's config declares (made at run time elsewhere)
@@ -373,19 +374,18 @@ class Project:
         return [found_function] if found_function is not None else []
 
     def implementations(self, name: str, caller: ModuleIndex, interface: ClassInfo | None = None) -> list[FunctionInfo]:
-        """The methods `name` of the scanned classes of the caller's top-level package that
-        define one: what a duck-typed call may run, on an object the lint cannot type
+        """The methods `name` of the scanned classes that define one in the modules the caller's
+        module imports: what a duck-typed call may run, on an object the lint cannot type
         (`self.ball.dist2plane(x)`), or on one declared with an `interface` class whose methods
         only state it (then the classes defining all of those, as a Protocol is matched). None
         when more classes than `_MOST_IMPLEMENTERS` qualify: a role many kinds of object play
         (`init`, `inverse`), which the name alone cannot tell apart."""
         if self._implementers is None:
             return []
-        within = caller.name.partition(".")[0] if caller.package else ""
-        classes = self._implementers(name, within)
+        classes = self._implementers(name, caller.name)
         if interface is not None:
             for other in (n for n, method in interface.methods.items() if n != name and is_abstract(method.node)):
-                classes &= self._implementers(other, within)
+                classes &= self._implementers(other, caller.name)
         if not classes or len(classes) > _MOST_IMPLEMENTERS:
             return []
         return self._methods_of(v.ModuleValue(classes), name)

@@ -1155,8 +1155,9 @@ def test_an_unannotated_parameter_of_a_class_a_subclass_extends_is_not_taken_fro
 
 def test_a_distinctive_method_called_on_an_object_of_no_known_class_runs_the_classes_defining_it(tmp_path):
     """Duck typing: `self.ball` comes from an unannotated parameter, so the object is of no class
-    the lint knows; the scanned classes of the package that define `dist2plane` are what it may
-    be. A name many classes define (`step`, seven here) tells nothing and is not followed."""
+    the lint knows; the scanned classes defining `dist2plane` in the modules the layer's imports
+    lead to are what it may be (not another module's, which nothing imported). A name many classes
+    define (`step`, seven here) tells nothing and is not followed."""
     package = tmp_path / "geo"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -1167,8 +1168,10 @@ def test_a_distinctive_method_called_on_an_object_of_no_known_class_runs_the_cla
                     return x
                 return -x
     """) + "".join(f"\n\nclass Step{i}:\n    def step(self, x):\n        return x.sum().item()\n" for i in range(7)))
+    (package / "unrelated.py").write_text("class Plane:\n    def dist2plane(self, x):\n        return x.sum().item()\n")
     (package / "layers.py").write_text(src("""
         import torch
+        from geo import manifolds  # the kinds of ball a layer is given
 
         class Layer(torch.nn.Module):
             def __init__(self, *, ball, stepper):
@@ -1238,6 +1241,7 @@ def test_the_cache_notices_a_new_class_defining_a_duck_typed_method(tmp_path):
     project.mkdir()
     (project / "model.py").write_text(src("""
         import torch
+        import balls
 
         class Model(torch.nn.Module):
             def __init__(self, ball):
