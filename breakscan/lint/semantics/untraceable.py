@@ -174,7 +174,7 @@ LOCK_CLASSES = frozenset({"threading.Lock", "threading.RLock"})
 _TORCH_OWNED_ELSEWHERE = frozenset({
     "item", "tolist", "numpy", "nonzero", "argwhere", "masked_select", "where", "unique", "unique_consecutive",
     "bincount", "repeat_interleave", "one_hot", "grad", "backward", "requires_grad_", "retain_grad",
-    "graph_break", "disable", "Parameter",
+    "graph_break", "disable", "Parameter", "grad_fn",
 })
 _PROBED_TORCH_CATEGORIES = frozenset({"tensor-method", "torch", "functional"})
 
@@ -262,12 +262,24 @@ def _captured_under(qualified: str, ctx) -> bool:
                and not entry.breaks for entry in catalogue.entries(qualified, config=None))
 
 
+def torch_attribute_break(node: cst.Attribute, ctx) -> catalogue.Entry | None:
+    """The catalogue's probe of a tensor attribute that broke when read (`x.grad_dtype`), under
+    the settings this code is compiled with; None for any other read."""
+    if ctx.value(node.value) != v.TENSOR:
+        return None
+    qualified = f"torch.Tensor.{node.attr.value}"
+    return next((entry for entry in catalogue.entries(qualified, config=None)
+                 if entry.category == "tensor-attribute" and entry.status == "ok" and entry.breaks and entry.gb_ids
+                 and (entry.config == catalogue.DEFAULT or _setting_holds(entry.config, ctx))
+                 and not _owned_elsewhere(qualified)), None)
+
+
 @functools.cache
 def torch_probed_gb_ids() -> tuple[str, ...]:
-    """Every GB id a probed torch call broke with on its own."""
+    """Every GB id a probed torch call or tensor attribute broke with on its own."""
     return tuple(sorted({gb for entry in catalogue.load().entries
-                         if entry.category in _PROBED_TORCH_CATEGORIES and entry.breaks and _own_break(entry)
-                         and not _owned_elsewhere(entry.key) for gb in entry.gb_ids}))
+                         if entry.category in (*_PROBED_TORCH_CATEGORIES, "tensor-attribute") and entry.breaks
+                         and _own_break(entry) and not _owned_elsewhere(entry.key) for gb in entry.gb_ids}))
 
 
 def _owned_elsewhere(qualified: str) -> bool:

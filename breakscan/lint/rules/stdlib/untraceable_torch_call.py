@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import catalogue
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.untraceable import torch_probed_break, torch_probed_gb_ids
+from breakscan.lint.semantics.untraceable import torch_attribute_break, torch_probed_break, torch_probed_gb_ids
 
 
 class UntraceableTorchCall(Rule):
@@ -19,8 +19,9 @@ class UntraceableTorchCall(Rule):
     return a Python bool (`torch.equal`, `x.allclose(y)`, `s.is_nonzero()`), storage and layout
     queries (`x.storage_offset()`, `x.is_pinned()`), global RNG state (`torch.manual_seed`,
     `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
-    and the like. Calls other rules own (`.item()`, `nonzero`, `unique`, `one_hot`, building
-    modules...) are left to them; a call is not flagged under a setting the catalogue saw capture
+    and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
+    Calls other rules own (`.item()`, `nonzero`, `unique`, `one_hot`, building modules...) are
+    left to them; a call is not flagged under a setting the catalogue saw capture
     it, nor where the probe broke only because of the input it was given (an in-place view change
     of the function's argument, `x.t_()`: on a tensor made in the compiled code it is traced).
 
@@ -52,6 +53,14 @@ class UntraceableTorchCall(Rule):
                 ref = x.clamp(min=0)
                 same = torch.equal(x, ref)  # break
                 return x * 2, same
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                dtype = x.grad_dtype  # break
+                return x.to(dtype) * 2
         """),
         Example("""
             import torch
@@ -99,6 +108,12 @@ class UntraceableTorchCall(Rule):
                 return x * 2
         """),
     )
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        entry = torch_attribute_break(node, ctx)
+        if entry is not None:
+            how = f"probed as `{entry.call}` under torch {catalogue.torch_version()}: {', '.join(entry.gb_ids)}"
+            ctx.report(self, node, f"TorchDynamo cannot read this tensor attribute: the graph breaks here ({how})")
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         probed = torch_probed_break(node, ctx)
