@@ -1397,10 +1397,10 @@ class RegionWalker(cst.CSTVisitor):
 
     def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:
         """The scanned methods a call of a distinctive method name may run on an object of no
-        scanned class the analysis knows of (`self.ball.dist2plane(x)`), or on one declared with a class whose
-        method only states the interface (`controller: StepSizeController`, implemented by
-        classes that do not derive from it). They are walked for what they hold; what the call
-        returns stays unknown."""
+        scanned class the analysis knows of (`self.ball.dist2plane(x)`), or on one declared with
+        a class whose method only states the interface (`controller: StepSizeController`,
+        implemented by classes that do not derive from it). They are walked for what they hold;
+        the call's value is not read from them (a guess at the callee is no evidence of a type)."""
         func = node.func
         if not isinstance(func, cst.Attribute) or self.qualname(func) is not None:
             return []
