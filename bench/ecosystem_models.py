@@ -1650,6 +1650,258 @@ HYPER_CONNECTIONS = [
 ]
 
 
+# Held-out libraries of the next round ------------------------------------------------------------
+
+# routing-transformer -----------------------------------------------------------------------------
+
+def _routing_lm(autopad: bool = False, length: int = 16, **options: Any) -> Built:
+    from routing_transformer import Autopadder, RoutingTransformerLM
+
+    model = RoutingTransformerLM(num_tokens=100, dim=16, depth=2, max_seq_len=16, heads=2, dim_head=8,
+                                 window_size=4, **options)
+    if autopad:
+        model = Autopadder(model)
+    return model, (_tokens(length=length),), {"input_mask": torch.ones(2, length, dtype=torch.bool)}
+
+
+def _routing_enc_dec() -> Built:
+    from routing_transformer import RoutingTransformerEncDec
+
+    model = RoutingTransformerEncDec(dim=16, enc_num_tokens=100, enc_depth=1, enc_heads=2, enc_max_seq_len=16,
+                                     enc_window_size=4, enc_dim_head=8, dec_num_tokens=100, dec_depth=1,
+                                     dec_heads=2, dec_max_seq_len=16, dec_window_size=4, dec_dim_head=8)
+    return model, (_tokens(length=16), _tokens(length=16)), {"return_loss": True}
+
+
+ROUTING_TRANSFORMER = [
+    Spec("routing_lm", _routing_lm),
+    Spec("routing_lm_causal_local_heads", partial(_routing_lm, causal=True, n_local_attn_heads=1)),
+    Spec("routing_lm_train", partial(_routing_lm, causal=True), train=True),
+    Spec("routing_lm_mem_kv_shared_qk", partial(_routing_lm, num_mem_kv=2, shared_qk=True, rel_pos_emb=False,
+                                                use_scale_norm=True, ff_glu=True)),
+    Spec("routing_lm_reversible_shift_train", partial(_routing_lm, reversible=True, shift_tokens=True, ff_chunks=2,
+                                                      use_rezero=True), train=True),
+    Spec("routing_lm_autopadded", partial(_routing_lm, autopad=True, length=13)),
+    Spec("routing_enc_dec_loss", _routing_enc_dec, train=True),
+]
+
+
+# torchkbnufft ------------------------------------------------------------------------------------
+
+def _kbnufft_trajectory(spokes: int = 4, points: int = 16, batch: int | None = None) -> torch.Tensor:
+    """A radial trajectory in [-pi, pi): (2, spokes * points), or (batch, 2, ...) when batched."""
+    radius = torch.linspace(-torch.pi, torch.pi * (points - 2) / points, points)
+    angles = torch.arange(spokes) * torch.pi / spokes
+    omega = torch.stack([torch.outer(angles.cos(), radius).flatten(), torch.outer(angles.sin(), radius).flatten()])
+    return omega if batch is None else omega.unsqueeze(0).repeat(batch, 1, 1)
+
+
+def _kbnufft(kind: str, batched: bool = False, smaps: bool = False, sparse: bool = False,
+             norm: str | None = None) -> Built:
+    import torchkbnufft as tkbn
+
+    im_size = (8, 8)
+    omega = _kbnufft_trajectory(batch=2 if batched else None)
+    kwargs: dict[str, Any] = {"norm": norm}
+    if smaps:
+        kwargs["smaps"] = torch.randn(2, 3, *im_size, dtype=torch.complex64)
+    if sparse:
+        kwargs["interp_mats"] = tkbn.calc_tensor_spmatrix(omega, im_size=im_size)
+    coils = 1 if smaps else 3
+    if kind == "forward":
+        image = torch.randn(2, coils, *im_size, dtype=torch.complex64)
+        return tkbn.KbNufft(im_size=im_size), (image, omega), kwargs
+    data = torch.randn(2, 3, omega.shape[-1], dtype=torch.complex64)
+    return tkbn.KbNufftAdjoint(im_size=im_size), (data, omega), kwargs
+
+
+def _kbnufft_toeplitz() -> Built:
+    import torchkbnufft as tkbn
+
+    kernel = tkbn.calc_toeplitz_kernel(_kbnufft_trajectory(), im_size=(8, 8))
+    return tkbn.ToepNufft(), (torch.randn(2, 1, 8, 8, dtype=torch.complex64), kernel), {}
+
+
+TORCHKBNUFFT = [
+    Spec("nufft", partial(_kbnufft, "forward")),
+    Spec("nufft_batched_trajectory_ortho", partial(_kbnufft, "forward", batched=True, norm="ortho")),
+    Spec("nufft_smaps", partial(_kbnufft, "forward", smaps=True)),
+    Spec("nufft_sparse_matrix", partial(_kbnufft, "forward", sparse=True)),
+    Spec("adjoint_nufft", partial(_kbnufft, "adjoint")),
+    Spec("adjoint_nufft_smaps_ortho", partial(_kbnufft, "adjoint", smaps=True, norm="ortho")),
+    Spec("toeplitz_nufft", _kbnufft_toeplitz),
+]
+
+
+# FrEIA -------------------------------------------------------------------------------------------
+
+def _freia_subnet(dims_in: int, dims_out: int) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(dims_in, 16), torch.nn.ReLU(), torch.nn.Linear(16, dims_out))
+
+
+def _freia_conv_subnet(channels_in: int, channels_out: int) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Conv2d(channels_in, 8, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.Conv2d(8, channels_out, 3, padding=1))
+
+
+def _freia_sequence(block: str, reverse: bool = False, conditional: bool = False, **options: Any) -> Built:
+    import FrEIA.framework as Ff
+    import FrEIA.modules as Fm
+
+    inn = Ff.SequenceINN(4)
+    for _ in range(2):
+        if conditional:
+            inn.append(getattr(Fm, block), cond=0, cond_shape=(3,), subnet_constructor=_freia_subnet, **options)
+        else:
+            inn.append(getattr(Fm, block), subnet_constructor=_freia_subnet, **options)
+        inn.append(Fm.PermuteRandom, seed=0)
+    kwargs: dict[str, Any] = {"rev": reverse}
+    if conditional:
+        kwargs["c"] = [torch.randn(5, 3)]
+    return inn, (torch.randn(5, 4),), kwargs
+
+
+def _freia_graph() -> Built:
+    import FrEIA.framework as Ff
+    import FrEIA.modules as Fm
+
+    nodes = [Ff.InputNode(2, 8, 8, name="input")]
+    nodes.append(Ff.Node(nodes[-1], Fm.IRevNetDownsampling, {}, name="down"))
+    nodes.append(Ff.Node(nodes[-1], Fm.GLOWCouplingBlock, {"subnet_constructor": _freia_conv_subnet, "clamp": 1.5}))
+    nodes.append(Ff.Node(nodes[-1], Fm.ActNorm, {}))
+    nodes.append(Ff.Node(nodes[-1], Fm.Flatten, {}))
+    split = Ff.Node(nodes[-1], Fm.Split, {"section_sizes": [64, 64], "dim": 0})
+    first = Ff.Node(split.out0, Fm.AllInOneBlock, {"subnet_constructor": _freia_subnet, "permute_soft": True})
+    merged = Ff.Node([first.out0, split.out1], Fm.Concat, {"dim": 0})
+    nodes += [split, first, merged, Ff.OutputNode(merged, name="output")]
+    return Ff.GraphINN(nodes), (torch.randn(3, 2, 8, 8),), {}
+
+
+def _freia_iresnet() -> Built:
+    import FrEIA.framework as Ff
+    import FrEIA.modules as Fm
+
+    inn = Ff.SequenceINN(4)
+    inn.append(Fm.IResNetLayer, hutchinson_samples=2, internal_size=8, n_internal_layers=1,
+               jacobian_iterations=3, fixed_point_iterations=4, lipschitz_iterations=2)
+    inn.append(Fm.ActNorm)
+    return inn, (torch.randn(5, 4),), {}
+
+
+FREIA = [
+    Spec("all_in_one", partial(_freia_sequence, "AllInOneBlock", affine_clamping=1.5, gin_block=True,
+                               global_affine_type="SOFTPLUS")),
+    Spec("all_in_one_soft_permute_reverse", partial(_freia_sequence, "AllInOneBlock", reverse=True,
+                                                    permute_soft=True, learned_householder_permutation=2)),
+    Spec("glow_conditional", partial(_freia_sequence, "GLOWCouplingBlock", conditional=True, clamp=2.0)),
+    Spec("rnvp_reverse", partial(_freia_sequence, "RNVPCouplingBlock", reverse=True)),
+    Spec("nice_train", partial(_freia_sequence, "NICECouplingBlock"), train=True),
+    Spec("gin_one_sided", partial(_freia_sequence, "GINCouplingBlock", clamp_activation="TANH")),
+    Spec("graph_inn_conv", _freia_graph),
+    Spec("iresnet_train", _freia_iresnet, train=True),
+]
+
+
+# tab-transformer-pytorch -------------------------------------------------------------------------
+
+def _tab_inputs(batch: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
+    categories = torch.stack([torch.randint(0, size, (batch,)) for size in (5, 3, 4)], dim=-1)
+    return categories, torch.randn(batch, 6)
+
+
+def _tab_transformer(**options: Any) -> Built:
+    from tab_transformer_pytorch import TabTransformer
+
+    options = {"mlp_act": torch.nn.ReLU(), **options}
+    model = TabTransformer(categories=(5, 3, 4), num_continuous=6, dim=16, depth=2, heads=2, dim_head=8,
+                           dim_out=2, mlp_hidden_mults=(2,), **options)
+    return model, _tab_inputs(), {}
+
+
+def _ft_transformer(return_attn: bool = False, **options: Any) -> Built:
+    from tab_transformer_pytorch import FTTransformer
+
+    model = FTTransformer(categories=(5, 3, 4), num_continuous=6, dim=16, depth=2, heads=2, dim_head=8,
+                          dim_out=2, **options)
+    return model, _tab_inputs(), {"return_attn": return_attn}
+
+
+TAB_TRANSFORMER = [
+    Spec("tab_transformer", _tab_transformer),
+    Spec("tab_transformer_mean_std_no_shared", partial(_tab_transformer, continuous_mean_std=torch.ones(6, 2),
+                                                       use_shared_categ_embed=False, num_residual_streams=1)),
+    Spec("tab_transformer_train", partial(_tab_transformer, attn_dropout=0.1, ff_dropout=0.1,
+                                          mlp_act=torch.nn.SiLU()), train=True),
+    Spec("ft_transformer", _ft_transformer),
+    Spec("ft_transformer_return_attn", partial(_ft_transformer, return_attn=True, num_residual_streams=1)),
+    Spec("ft_transformer_train", partial(_ft_transformer, attn_dropout=0.1, ff_dropout=0.1), train=True),
+]
+
+
+# deepxde -----------------------------------------------------------------------------------------
+
+def _deepxde() -> Any:
+    import os
+
+    os.environ.setdefault("DDE_BACKEND", "pytorch")  # read once, when deepxde is first imported
+    import deepxde
+
+    return deepxde
+
+
+def _deepxde_fnn(kind: str = "FNN", transforms: bool = False, **options: Any) -> Built:
+    dde = _deepxde()
+    if kind == "PFNN":
+        net = dde.nn.PFNN([2, [8, 8], [8, 8], 2], "tanh", "Glorot uniform")
+    else:
+        net = dde.nn.FNN([2, 16, 16, 2], options.pop("activation", "tanh"), "Glorot normal", **options)
+    if transforms:
+        net.apply_feature_transform(lambda x: torch.cat([x, torch.sin(x)], dim=1)[:, :2])
+        net.apply_output_transform(lambda x, y: x[:, 0:1] * y)
+    return net, (torch.rand(6, 2),), {}
+
+
+def _deepxde_deeponet(kind: str, **options: Any) -> Built:
+    dde = _deepxde()
+    if kind == "DeepONet":
+        net = dde.nn.DeepONet([5, 16, 16], [2, 16, 16], "relu", "Glorot normal", **options)
+        return net, ((torch.rand(6, 5), torch.rand(6, 2)),), {}
+    if kind == "MIONetCartesianProd":
+        net = dde.nn.MIONetCartesianProd([5, 16], [4, 16], [2, 16, 16], "relu", "Glorot normal", **options)
+        return net, ((torch.rand(3, 5), torch.rand(3, 4), torch.rand(7, 2)),), {}
+    net = dde.nn.DeepONetCartesianProd([5, 16, 16], [2, 16, 16], {"branch": "relu", "trunk": "tanh"},
+                                       "Glorot normal", **options)
+    return net, ((torch.rand(3, 5), torch.rand(7, 2)),), {}
+
+
+def _deepxde_pde_residual() -> Built:
+    dde = _deepxde()
+    net = dde.nn.FNN([2, 16, 1], "tanh", "Glorot normal")
+
+    def residual(x: torch.Tensor) -> torch.Tensor:
+        y = net(x)
+        dy_t = dde.grad.jacobian(y, x, i=0, j=1)
+        dy_xx = dde.grad.hessian(y, x, i=0, j=0)
+        return dy_t - 0.01 * dy_xx
+
+    return residual, (torch.rand(6, 2, requires_grad=True),), {}
+
+
+DEEPXDE = [
+    Spec("fnn", _deepxde_fnn),
+    Spec("fnn_transforms_activation_list_train", partial(_deepxde_fnn, transforms=True,
+                                                         activation=["tanh", "LAAF-5 sin", None]), train=True),
+    Spec("pfnn", partial(_deepxde_fnn, "PFNN")),
+    Spec("deeponet", partial(_deepxde_deeponet, "DeepONet")),
+    Spec("deeponet_split_both", partial(_deepxde_deeponet, "DeepONet", num_outputs=2,
+                                        multi_output_strategy="split_both")),
+    Spec("deeponet_cartesian_independent", partial(_deepxde_deeponet, "DeepONetCartesianProd", num_outputs=2,
+                                                   multi_output_strategy="independent")),
+    Spec("mionet_cartesian", partial(_deepxde_deeponet, "MIONetCartesianProd", merge_operation="add")),
+    Spec("pde_residual", _deepxde_pde_residual, train=True),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1689,4 +1941,9 @@ MODELS: dict[str, list[Spec]] = {
     "mixture-of-experts": MIXTURE_OF_EXPERTS,
     "linear-attention-transformer": LINEAR_ATTENTION,
     "hyper-connections": HYPER_CONNECTIONS,
+    "routing-transformer": ROUTING_TRANSFORMER,
+    "torchkbnufft": TORCHKBNUFFT,
+    "freia": FREIA,
+    "tab-transformer-pytorch": TAB_TRANSFORMER,
+    "deepxde": DEEPXDE,
 }
