@@ -33,7 +33,7 @@ from breakscan.lint.index import (
 )
 from breakscan.lint.names import dotted_name, names_a_class
 from breakscan.lint.traverse import find_nodes, subtree_ids
-from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RawFinding, RegionWalker, T
+from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RawFinding, RegionWalker, T, exclusive
 
 if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
@@ -874,10 +874,10 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
         for site in result.calls:
             callees.setdefault(id(site.node), []).append(site.callee.key)
         breaking_calls = [s for s in result.calls if all(map(breaks, callees[id(s.node)]))]
-        in_loop = ([f.order for f in certain if f.in_loop or _conditional(f)]
-                   + [s.order for s in breaking_calls if s.in_loop] + result.frame_skips)
-        in_try = [f.order for f in certain if f.in_try] + [s.order for s in breaking_calls if s.in_try]
-        skip_from = min(in_loop + in_try, default=None)
+        # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
+        skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
+                 + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
+        skip_from = min((order for order, _ in skips), default=None)
         eager_from = None
         if skip_from is not None:  # the frame traced then started after the last break before it, or at the top
             eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
@@ -887,6 +887,8 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
             if finding.only_if_eager:
                 if eager_from is not None and finding.order > eager_from:
                     kept.append(finding)
-            elif skip_from is None or finding.order <= skip_from or finding.own_frame:
+            elif finding.own_frame or not any(order < finding.order and not exclusive(arms, finding.arms)
+                                              for order, arms in skips):
+                # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
         result.findings = kept

@@ -59,6 +59,7 @@ class RawFinding:
     # there); kept or dropped by the region pass.
     if_breaks_within: tuple[cst.CSTNode, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()  # what the lint knew there (see RegionContext.kinds_at)
+    arms: "Arms" = ()  # the branches it is in (see RegionWalker.arms)
     # Where the span starts when TorchDynamo reports the break at an earlier line than `node`'s:
     # the statement holding it (`node`'s end is still the span's end; on `node`'s own line, the
     # span stays `node`'s).
@@ -87,6 +88,18 @@ class CallSite:
     in_try: bool = False
     order: int = 0
     spreads: bool = False  # passes `*args` or `**kwargs` on: what they hold is not known here
+    arms: "Arms" = ()  # the branches it is in (see RegionWalker.arms)
+
+
+# The `if` arms a construct is in: (id of the test, which way it went), outermost first.
+Arms = tuple[tuple[int, bool], ...]
+
+
+def exclusive(first: Arms, second: Arms) -> bool:
+    """Whether no run reaches both: they are in opposite arms of one `if` (an `elif` is an arm
+    of the `else`)."""
+    taken = dict(first)
+    return any(taken.get(test, when) != when for test, when in second)
 
 
 @dataclass
@@ -100,8 +113,8 @@ class FunctionResult:
     # (`def default(val, d): return val if exists(val) else d`): each call returns what it passed.
     passthrough: frozenset[int] | None = None
     # Where a break inside a loop makes TorchDynamo skip the rest of the frame, beyond the
-    # findings and calls marked `in_loop` (the re-evaluated test of a `while`).
-    frame_skips: list[int] = field(default_factory=list)
+    # findings and calls marked `in_loop` (the re-evaluated test of a `while`): (order, arms).
+    frame_skips: list[tuple[int, Arms]] = field(default_factory=list)
     # The summaries of other functions this walk read: (function key, "returns" | "items" | "passthrough").
     summaries_read: set[tuple[str, str]] = field(default_factory=set)
     _returns_seen: bool = False
@@ -289,7 +302,7 @@ class RegionContext:
                        order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
-                       if_breaks_within=if_breaks_within,
+                       if_breaks_within=if_breaks_within, arms=walker.arms,
                        start=start_at, end=end_at if end_at is not node else None)
         )
 
@@ -1078,6 +1091,11 @@ class RegionWalker(cst.CSTVisitor):
             self._replace_bindings(joined)
         self.rebound |= outer_rebound
 
+    @property
+    def arms(self) -> Arms:
+        """The `if` arms around the node being visited (see `exclusive`)."""
+        return tuple((id(branch.test), branch.when) for branch in self.conditions if branch.test is not None)
+
     def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
         self.conditions.append(branch)
         self.walk(block)
@@ -1195,7 +1213,7 @@ class RegionWalker(cst.CSTVisitor):
 
         self._walk_loop(iteration)
         if test_breaks:
-            self.result.frame_skips.append(next(self.events))
+            self.result.frame_skips.append((next(self.events), self.arms))
         if node.orelse is not None:
             self.walk(node.orelse)
         return False
@@ -1371,6 +1389,7 @@ class RegionWalker(cst.CSTVisitor):
         prop = self._property(node)
         if prop is not None:  # reading it runs its body under TorchDynamo, as a call would
             self.result.calls.append(CallSite(prop, [], {}, node, in_loop=self.loop_depth > 0, in_try=self.try_depth > 0,
+                                              arms=self.arms,
                                               order=next(self.events)))
 
     def _after_call(self, node: cst.Call) -> None:
@@ -1392,7 +1411,7 @@ class RegionWalker(cst.CSTVisitor):
         order = next(self.events)
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
-                                              in_try=self.try_depth > 0, order=order,
+                                              in_try=self.try_depth > 0, order=order, arms=self.arms,
                                               spreads=any(a.star for a in node.args)))
 
     def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:

@@ -1289,3 +1289,28 @@ def test_a_call_that_may_run_several_methods_skips_the_loops_frame_only_when_eac
                         return x
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(9, "BS101"), (23, "BS201")]
+
+
+def test_a_break_in_a_loop_of_one_if_arm_does_not_hide_the_breaks_of_the_other_arm(tmp_path):
+    """TorchDynamo gives up on the frame at the first break in a loop, so what comes after it is
+    not reported; but an `elif` arm's loop runs only where the `if` arm's did not: its break is
+    on another path, and is reported too."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        @torch.compile
+        def spread(data, threads: int):
+            factor = data.sum()
+            if data.shape[0] > 4:
+                for start in range(0, data.shape[0], 2):
+                    if threads // int(factor) > 1:
+                        data = data * 2
+            elif data.shape[0] > 2:
+                for start in range(0, data.shape[0], 2):
+                    if threads // int(factor) > 2:
+                        data = data + 1
+            for start in range(2):
+                data = data * int(factor)
+            return data
+    """))
+    assert [(f.line, f.rule) for f in outcome.findings] == [(8, "BS103"), (12, "BS103")]
