@@ -64,6 +64,7 @@ INPUTS = {
     "s": "torch.tensor(1.5)",  # a 0-d tensor
     "i": "torch.tensor([0, 2])",  # an index tensor
     "w": "torch.rand(4, 4, requires_grad=True)",  # a leaf that requires grad
+    "r": "torch.get_rng_state()",  # a generator state (a uint8 tensor)
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -406,7 +407,9 @@ TORCH_CALLS = [
     "torch.numel(x)", "torch.is_tensor(x)", "torch.is_floating_point(x)", "torch.is_complex(x)",
     "torch.get_default_dtype()", "torch.is_grad_enabled()", "torch.is_inference_mode_enabled()",
     "torch.is_autocast_enabled()", "torch.manual_seed(0)", "torch.seed()", "torch.initial_seed()",
-    "torch.get_rng_state()", "torch.finfo(torch.float32).eps", "torch.finfo(x.dtype).max",
+    "torch.get_rng_state()", "torch.set_rng_state(r)", "torch.random.get_rng_state()", "torch.random.set_rng_state(r)",
+    "torch.random.manual_seed(0)", "torch.cuda.manual_seed(0)", "torch.cuda.manual_seed_all(0)",
+    "torch.finfo(torch.float32).eps", "torch.finfo(x.dtype).max",
     "torch.iinfo(torch.int64).max", "torch.broadcast_shapes((4, 1), (1, 4))", "torch.result_type(x, y)",
     "torch.promote_types(torch.float32, torch.int64)", "torch.can_cast(torch.float32, torch.int64)",
     "torch.device('cpu')", "torch.Generator()", "torch.empty_strided((2, 2), (2, 1))",

@@ -660,10 +660,12 @@ class Project:
                 kind = declared if isinstance(declared, v.ModuleValue) else kind
             values[param.name.value] = kind
         star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
-        if isinstance(star_arg, cst.Param):  # whatever the caller passes, unless declared
-            values[star_arg.name.value] = self._declared_spread(star_arg, function.module) or v.UNKNOWN
+        # A tuple and a dict (what iterating them gives TorchDynamo) of whatever the caller passes.
+        if isinstance(star_arg, cst.Param):
+            values[star_arg.name.value] = (self._declared_spread(star_arg, function.module)
+                                           or v.container(sort="tuple", elements=v.UNKNOWN))
         if star_kwarg is not None:
-            values[star_kwarg.name.value] = v.UNKNOWN
+            values[star_kwarg.name.value] = v.container(sort="dict", elements=v.UNKNOWN)
         return values
 
     def _parameters_from_sites(self, callee: FunctionInfo, sites: list) -> dict[str, v.Value]:
@@ -704,20 +706,15 @@ class Project:
             if declared is not None and not isinstance(passed, v.ModuleValue) and not ambiguous:
                 passed = declared
             merged[name] = passed
+        spread = any(site.spreads for site in sites)  # what a `*spread` at a call site holds is not known
         star_arg = node.params.star_arg
         if isinstance(star_arg, cst.Param):
-            extra = [kind for site in sites for kind in site.arguments[len(positional):]]
-            holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for kind in extra)
-            spread = any(site.spreads for site in sites)
-            merged[star_arg.name.value] = self._declared_spread(star_arg, module) or (
-                v.TENSORS if holds_tensors else v.UNKNOWN if spread else v.OTHER)
+            extras = [site.arguments[len(positional):] for site in sites]
+            merged[star_arg.name.value] = self._declared_spread(star_arg, module) or _spread_tuple(extras, spread)
         if node.params.star_kwarg is not None:
             named = set(by_name)
-            extra = [kind for site in sites for keyword, kind in site.keywords.items() if keyword not in named]
-            if any(kind in (v.TENSOR, v.TENSORS) for kind in extra):
-                merged[node.params.star_kwarg.name.value] = v.TENSORS
-            else:  # what a `**spread` at a call site holds is not known
-                merged[node.params.star_kwarg.name.value] = v.UNKNOWN if any(s.spreads for s in sites) else v.OTHER
+            passed_keywords = [{k: kind for k, kind in site.keywords.items() if k not in named} for site in sites]
+            merged[node.params.star_kwarg.name.value] = _spread_dict(passed_keywords, spread)
         return merged
 
     def _declared_spread(self, star: cst.Param, module: ModuleIndex) -> v.Value | None:
@@ -726,6 +723,31 @@ class Project:
             return None
         declared = self.declared_value(star.annotation.annotation, module)
         return v.container(sort="tuple", elements=declared) if isinstance(declared, v.ModuleValue) else None
+
+
+def _spread_tuple(extras: list[list[v.Value]], spread: bool) -> v.Value:
+    """`*args` of a helper: a tuple of what its call sites pass beyond the named parameters,
+    position by position when every site passes as many."""
+    holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for passed in extras for kind in passed)
+    if spread:
+        return v.container(sort="tuple", holds_tensors=holds_tensors, elements=v.UNKNOWN)
+    if extras and len({len(passed) for passed in extras}) == 1:
+        items = tuple(functools.reduce(v.join, position) for position in zip(*extras))
+        return v.container(items=items, sort="tuple")
+    return v.container(sort="tuple", holds_tensors=holds_tensors)
+
+
+def _spread_dict(passed: list[dict[str, v.Value]], spread: bool) -> v.Value:
+    """`**kwargs` of a helper: a dict of the keywords its call sites pass beyond the named
+    parameters, key by key (`kwargs["scale"]` is the number passed, not the tensor beside it)."""
+    holds_tensors = any(kind in (v.TENSOR, v.TENSORS) for keywords in passed for kind in keywords.values())
+    if spread:
+        return v.container(sort="dict", holds_tensors=holds_tensors, elements=v.UNKNOWN)
+    keys: dict[str, v.Value] = {}
+    for keywords in passed:
+        for key, kind in keywords.items():
+            keys[key] = v.join(keys[key], kind) if key in keys else kind
+    return v.container(keys=tuple(keys.items()), sort="dict", holds_tensors=holds_tensors)
 
 
 # Modules whose classes do not say what an object is (`Any`, `object`, `Enum`) or are modelled as

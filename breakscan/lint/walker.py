@@ -4,6 +4,7 @@ TorchDynamo does not trace, and handing every node to the rules that asked for i
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
 import itertools
 import sys
@@ -537,6 +538,11 @@ class RegionWalker(cst.CSTVisitor):
             held = v.item(base, index) if index is not None else None
             if held is not None:
                 return held
+            if isinstance(base, v.Container) and (base.elements is not None or base.keys) and not _slices(node):
+                # `args[i]`, `kwargs[name]`: any element, or of the keys the name may be
+                found = _held_at(base, node.slice[0].slice.value) if len(node.slice) == 1 else v.held(base)
+                if found is not None:
+                    return found
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.MASK if v.is_mask(base) else v.TENSOR
             if base == v.SHAPE:
@@ -745,6 +751,10 @@ class RegionWalker(cst.CSTVisitor):
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
             if base == v.UNKNOWN:
                 return v.UNKNOWN
+            if isinstance(base, v.Container) and method in _LOOKUP_METHODS and node.args:
+                looked_up = self._looked_up(base, node)
+                if looked_up is not None:
+                    return looked_up
         if self.qualname(func) == "builtins.getattr" and len(node.args) >= 2:
             methods = self._methods_named(node.args[0].value, node.args[1].value)
             if methods is not None:
@@ -789,6 +799,17 @@ class RegionWalker(cst.CSTVisitor):
         if called == v.UNKNOWN:
             return v.UNKNOWN  # what an unknown callable returns is not known, whatever it is given
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _looked_up(self, base: v.Container, call: cst.Call) -> v.Value | None:
+        """`kwargs.get("mask")`, `options.pop("scale", 1.0)`: what the container holds there, or
+        the default where it may be missing."""
+        found = _held_at(base, call.args[0].value)
+        default = self.value(call.args[1].value) if len(call.args) > 1 else None
+        if default is None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "get":
+            default = v.NONE
+        if found is None:
+            return default
+        return found if default is None else v.join(found, default)
 
     def _methods_named(self, owner: cst.BaseExpression, name: cst.BaseExpression) -> v.MethodValue | None:
         """`getattr(self, "{}_reduction".format(kind))`: the object's methods whose names the
@@ -1000,13 +1021,14 @@ class RegionWalker(cst.CSTVisitor):
         if not isinstance(manager, cst.Call):
             return False
         qualified = self.qualname(manager.func)
-        if qualified is None:
-            return False
         if qualified == "warnings.catch_warnings":
             return True
-        function = self.project.find_function(qualified)
-        if function is not None:
-            return any(d in _GENERATOR_CONTEXT_MANAGERS for d in function.decorators)
+        # A `@contextmanager` function or a method of the object's classes (`self._hooks()`).
+        functions = self.project.resolve_calls(self, manager)
+        if functions:
+            return all(any(d in _GENERATOR_CONTEXT_MANAGERS for d in f.decorators) for f in functions)
+        if qualified is None:
+            return False
         info = self.project.find_class(qualified)
         return (info is not None and not self.project.is_module_class(info)
                 and self.project.method(self.project.class_lineage(info), "__enter__") is not None)
@@ -1298,15 +1320,31 @@ class RegionWalker(cst.CSTVisitor):
     def _after_assign(self, node: cst.Assign) -> None:
         kind = self.value(node.value)
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript):  # `d["n"] = t`: what it holds there is no longer known
-                self._forget_items(target.target.value, kind)
+            if isinstance(target.target, cst.Subscript):  # `d["n"] = t`: what it holds there changed
+                self._forget_items(target.target.value, kind, _constant_index(target.target))
             self.bind(target.target, kind, node.value)
 
-    def _forget_items(self, holder: cst.BaseExpression, added: v.Value) -> None:
-        """A list or dict built here was changed in place: it holds what it held, or `added`; it
-        stays a list or a dict (what iterating it gives)."""
+    def _forget_items(self, holder: cst.BaseExpression, added: v.Value | None, key: int | str | None = None) -> None:
+        """A list or dict built here was changed in place: it holds what it held, or `added` (None:
+        nothing was added, some may be gone); it stays a list or a dict (what iterating it gives).
+        A dict whose keys are known keeps them, with `added` at a constant `key`."""
         if isinstance(holder, cst.Name) and isinstance(self.bindings.get(holder.value), v.Container):
             held = self.bindings[holder.value]
+            if held.sort == "dict" and held.keys is not None:
+                if added is None:
+                    return  # `kwargs.pop("scale", 1.0)`: the other keys hold what they held
+                if isinstance(key, str):
+                    keys = (*((k, x) for k, x in held.keys if k != key), (key, added))
+                    elements = held.elements
+                else:  # `kwargs[name] = t`: any key may hold it now
+                    keys = tuple((k, v.join(x, added)) for k, x in held.keys)
+                    elements = added if held.elements is None else v.join(held.elements, added)
+                self._set(holder.value, v.container(keys=keys, sort="dict", elements=elements))
+                return
+            if added is None:
+                self._set(holder.value, v.container(sort=held.sort, holds_tensors=held == v.TENSORS,
+                                                    elements=v.held(held)))
+                return
             empty = held.elements is None and (held.items == () or held.keys == ())
             self._set(holder.value, v.container(sort=held.sort,
                                                 holds_tensors=v.TENSORS in (held, added) or added == v.TENSOR,
@@ -1394,7 +1432,9 @@ class RegionWalker(cst.CSTVisitor):
 
     def _after_call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
+        if isinstance(func, cst.Attribute) and func.attr.value in _REMOVING_METHODS:  # `kwargs.pop("scale")`
+            self._forget_items(func.value, None)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
             given = [self.value(a.value) for a in node.args]
             if func.attr.value in ("extend", "update"):  # what the other container holds
                 given = [v.held(g) or g if isinstance(g, v.Container) else g for g in given]
@@ -1470,8 +1510,24 @@ def _all_bool_literals(node: cst.BaseExpression) -> bool:
 
 
 # Methods that change a list or dict in place.
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__", "pop", "remove",
-                               "clear", "sort", "reverse", "popitem"})
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__"})
+_REMOVING_METHODS = frozenset({"pop", "remove", "clear", "sort", "reverse", "popitem"})  # they add nothing
+
+
+_LOOKUP_METHODS = frozenset({"get", "pop", "setdefault"})
+
+
+def _held_at(base: v.Container, key: cst.BaseExpression) -> v.Value | None:
+    """What a container holds at `key`: for a dict of known keys, the values of those the key may
+    name (`"mask"`, `f"output_{k}"`) and what its other keys hold; else any element. None: no
+    element is known to be there."""
+    pattern = name_pattern(key) if base.keys is not None else None
+    if pattern is None:
+        return v.held(base)
+    parts = [value for name, value in base.keys or () if fnmatch.fnmatchcase(name, pattern)]
+    if base.elements is not None:
+        parts.append(base.elements)
+    return functools.reduce(v.join, parts) if parts else None
 
 
 def _constant_index(node: cst.Subscript) -> int | str | None:

@@ -11,16 +11,18 @@ class EagerComprehension(Rule):
     name = "comprehension-after-unresumable-break"
     gb_ids = ("GB4347",)
     message = ("this comprehension runs eagerly, after a graph break TorchDynamo cannot resume from (in a `try` "
-               "block or a loop): TorchDynamo then compiles it as a frame of its own, and cannot step its "
-               "list or dict iterator (GB4347)")
+               "block, a loop or a `with` block it cannot break under): TorchDynamo then compiles it as a frame "
+               "of its own, and cannot step its list or dict iterator (GB4347)")
     fix_hint = "fix the earlier break (then the function resumes in a compiled frame), or build the result with a loop"
     docs = """
     ## What it does
     Flags a list, set or dict comprehension over a list, a dict or a dict's `items()`, `keys()`
     or `values()` in compiled code that runs
     after a graph break TorchDynamo cannot resume from: a break inside a `try` block's body (the
-    rest of the function then runs eagerly), or a break inside a loop (TorchDynamo skips the
-    whole frame it was tracing, from the last break it resumed after).
+    rest of the function then runs eagerly), inside the `with` block of a context manager it
+    cannot break under (a `@contextmanager` function or method, an object with its own
+    `__enter__`), or inside a loop (TorchDynamo skips the whole frame it was tracing, from the
+    last break it resumed after). `*args` is a tuple and `**kwargs` a dict.
 
     ## Why is this bad?
     Python 3.11 runs a comprehension as a function of its own, called with an iterator over the
@@ -90,6 +92,27 @@ class EagerComprehension(Rule):
                 order = list(range(2))
                 return [x * i for i in order], parts  # break
         """),
+        Example("""
+            import contextlib
+
+            import torch
+            from torch import nn
+
+            class Wrapper(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.reserved = ["scale"]
+
+                @contextlib.contextmanager
+                def hooks(self):
+                    yield
+
+                def forward(self, x, **kwargs):
+                    with self.hooks():
+                        torch._dynamo.graph_break()  # break (another rule)
+                        kept = {k: w for k, w in kwargs.items() if k not in self.reserved}  # break
+                        return x * (len(kept) + 1)
+        """, entry="Wrapper()"),
     )
     valid = (
         Example("""
