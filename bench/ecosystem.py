@@ -72,6 +72,7 @@ REPO = BENCH.parent
 DATA = BENCH / "ecosystem"
 BASELINE = DATA / "figures.json"
 DETAILS = DATA / "details.txt"
+RECOMPILE_RULES = "BR"  # the ids of recompile rules (breakscan.model.RECOMPILE_RULES): they claim a recompilation
 WORKER = BENCH / "ecosystem_worker.py"
 DEFAULT_VENV = BENCH / ".venv-ecosystem"
 CONSTRAINTS = REPO / "constraints.txt"  # torch==2.13.0: an unpinned torch would pull a multi-GB CUDA build
@@ -269,7 +270,8 @@ def model_truth(name: str, eager: dict, dynamo: dict) -> dict:
         reason = "; ".join(f"{mode} run: {run['error']}" for mode, run in failed)
         return {"name": name, "status": "skipped", "reason": reason}
     return {"name": name, "status": "ok", "graphs": dynamo["graphs"], "executed": eager["lines"],
-            "positions": eager["positions"], "breaks": dynamo["breaks"]}
+            "positions": eager["positions"], "breaks": dynamo["breaks"], "recompiles": dynamo["recompiles"],
+            **({"repeat_error": dynamo["repeat_error"]} if "repeat_error" in dynamo else {})}
 
 
 def generate_truth(venv: Path, libraries: list[Library], only: list[str] | None, jobs: int, timeout: float) -> None:
@@ -383,6 +385,7 @@ def score(truth: dict, findings: list[dict]) -> dict:
     executed: dict[str, set[int]] = defaultdict(set)
     positions: dict[str, set[tuple[int, int]]] | None = defaultdict(set)
     sites: dict[tuple[str, int], dict] = {}
+    recompiled: dict[tuple[str, int], dict] = {}  # where a failed guard read its value, on the later calls
     models = [m for m in truth["models"] if m["status"] == "ok"]
     for model in models:
         for path, text in model["executed"].items():
@@ -399,6 +402,14 @@ def score(truth: dict, findings: list[dict]) -> dict:
                                     {"gb_ids": set(), "models": set(), "reason": brk["reason"]})
             site["gb_ids"].add(brk["gb_id"] or "no GB id")
             site["models"].add(model["name"])
+        for event in model.get("recompiles", ()):
+            if event["in_library"]:
+                recompiled.setdefault((event["path"], event["line"]), {"guard": event["guard"], "models": set()})[
+                    "models"].add(model["name"])
+    # A recompile rule's finding (BR) claims a recompilation, not a break: it is judged against
+    # what recompiled; every other finding against the break sites.
+    recompile_findings = [f for f in findings if f["rule"].startswith(RECOMPILE_RULES)]
+    findings = [f for f in findings if not f["rule"].startswith(RECOMPILE_RULES)]
     by_line: dict[tuple[str, int], set[str]] = defaultdict(set)
     for finding in findings:
         by_line[finding["path"], finding["line"]].add(finding["rule"])
@@ -416,13 +427,24 @@ def score(truth: dict, findings: list[dict]) -> dict:
             ran_lines.add((finding["path"], finding["line"]))
     on_ran = [(key, rules) for key, rules in by_line.items() if key in ran_lines]
     true = sum(len(rules) for key, rules in on_ran if key in sites or key in spanned)
+    recompile_claims = {(f["path"], f["line"], f["rule"]) for f in recompile_findings
+                        if (f["path"], f["line"]) in recompiled or ran(
+                            f, executed.get(f["path"], set()),
+                            positions.get(f["path"], set()) if positions is not None else None)}
+    true += sum(1 for path, line, _ in recompile_claims if (path, line) in recompiled)
     # The same for `error` findings alone: what a hook with `fail-on = "error"` blocks on.
     errors = {(f["path"], f["line"], f["rule"]) for f in findings if f["severity"] == "error"
               and (f["path"], f["line"]) in ran_lines}
     true_errors = sum(1 for path, line, _ in errors if (path, line) in sites or (path, line) in spanned)
+    recompile_errors = {(f["path"], f["line"], f["rule"]) for f in recompile_findings
+                        if f["severity"] == "error"} & recompile_claims
+    errors |= recompile_errors
+    true_errors += sum(1 for path, line, _ in recompile_errors if (path, line) in recompiled)
     false_alarms = {f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
                     for (path, line), rules in on_ran if (path, line) not in sites and (path, line) not in spanned
                     for rule in sorted(rules)}
+    false_alarms.update({f"{path}:{line} {rule}": sorted(models_running(truth, path, line))
+                         for path, line, rule in sorted(recompile_claims) if (path, line) not in recompiled})
     found = {key for key in sites if key in by_line} | set(spanned.values())
     executed_lines = sum(len(lines) for lines in executed.values())
     on_executed = true + len(false_alarms)
@@ -434,7 +456,7 @@ def score(truth: dict, findings: list[dict]) -> dict:
         "sites": len(sites),
         "found": len(found),
         "recall": ratio(len(found), len(sites)),
-        "findings": len(findings),
+        "findings": len(findings) + len(recompile_findings),
         "findings_on_executed": on_executed,
         "true": true,
         "false_alarms": len(false_alarms),
@@ -444,6 +466,9 @@ def score(truth: dict, findings: list[dict]) -> dict:
         "error_precision": ratio(true_errors, len(errors)),
         "false_alarms_per_kloc": round(1000 * len(false_alarms) / executed_lines, 3) if executed_lines else None,
         "false_alarm_sites": false_alarms,
+        "recompiled_sites": {f"{path}:{line} `{site['guard']}`"
+                             + (" (found)" if any((f["path"], f["line"]) == (path, line) for f in recompile_findings)
+                                else ""): sorted(site["models"]) for (path, line), site in sorted(recompiled.items())},
         "found_sites": {site_key(key, sites[key]): sorted(sites[key]["models"]) for key in sorted(found)},
         "missed_sites": {site_key(key, sites[key]) + f" {sites[key]['reason']}": sorted(sites[key]["models"])
                          for key in sorted(set(sites) - found)},
@@ -559,7 +584,9 @@ def run_score(venv: Path, libraries: list[Library], source: Path, save: bool, to
         details += [f"{name} {figures['version']}",
                     *listing("false alarms (file:line rule [models that ran the line])",
                              figures["false_alarm_sites"], None),
-                    *listing("missed sites (file:line GB ids reason [models])", figures["missed_sites"], None)]
+                    *listing("missed sites (file:line GB ids reason [models])", figures["missed_sites"], None),
+                    *listing("recompiled on the later calls (file:line `guard`, (found): a BR finding there [models])",
+                             figures["recompiled_sites"], None)]
     DETAILS.write_text("\n".join(details) + "\n", encoding="utf-8")
     print(f"\nfalse alarms and missed sites (first {top} of each; all in {DETAILS.relative_to(REPO)})")
     for name, figures in per_library.items():

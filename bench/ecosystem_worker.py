@@ -15,8 +15,12 @@
           name sees it too. Only the call is flagged, not the import or the model's construction,
           which run eagerly under torch.compile too; and each run is a fresh process, so no cache a
           library keeps (lru_cache, a cached rotary table) carries over from another run.
-- dynamo: runs it once under `torch.compile(backend="eager")` with breakscan's capture and writes
-          every break occurrence, merged into sites at the innermost frame in the library's folder.
+- dynamo: runs it under `torch.compile(backend="eager")` with breakscan's capture and writes every
+          break occurrence of the first call, merged into sites at the innermost frame in the
+          library's folder; then calls it twice more with the same inputs and writes what
+          recompiled, at the library line whose value the failed guard read (breakscan's own
+          merge), with the guard. A later call that fails (a stateful optimizer's next step)
+          leaves the first call's breaks standing: its error is kept as "repeat_error".
 
 The result is JSON: {"status": "ok"} with "lines" or "breaks", or {"status": "failed", "error": ...}.
 """
@@ -41,7 +45,10 @@ from ecosystem_models import MODELS  # noqa: E402
 
 from breakscan.confirm.attribute import UserFiles, merge_breaks  # noqa: E402
 from breakscan.confirm.capture import capturing, without_guard_profiling  # noqa: E402
+from breakscan.confirm.recompiles import merge_recompiles  # noqa: E402
 from breakscan.confirm.registry import load_registry  # noqa: E402
+
+CALLS = 3  # calls of the compiled model: breaks are the first call's, recompiles those of the later ones
 
 # Where a path in a break's reason is installed (the venv's folder): left out of the stored data.
 INSTALLED = re.compile(r"[^\s(]*/site-packages/")
@@ -167,11 +174,23 @@ def columns(positions: set[tuple[int, int]]) -> str:
 def run_dynamo(library: str, name: str, root: str) -> dict:
     spec, target, args, kwargs = build(library, name)
     torch._dynamo.reset()
+    repeat_error = None
     with torch.set_grad_enabled(spec.train), without_guard_profiling(), capturing() as capture:
-        torch.compile(target, backend="eager")(*args, **kwargs)
+        compiled = torch.compile(target, backend="eager")
+        compiled(*args, **kwargs)
+        first_call = len(capture.breaks)
+        try:
+            for _ in range(CALLS - 1):  # the same inputs again, as a loop over batches would: what recompiles
+                compiled(*args, **kwargs)
+        except Exception as exc:  # the first call's breaks stand; what recompiled before the failure is kept
+            repeat_error = describe(exc)
     library_files = LibraryFiles(root)
+    recompiles = [
+        {"path": os.path.relpath(os.path.realpath(r.path), root) if r.path in library_files else r.path,
+         "line": r.line, "guard": INSTALLED.sub("", r.guard), "count": r.count, "in_library": r.path in library_files}
+        for r in merge_recompiles(capture.recompiles, capture.compiles, library_files)]
     breaks = []
-    for brk in merge_breaks(capture.breaks, library_files, load_registry()):
+    for brk in merge_breaks(capture.breaks[:first_call], library_files, load_registry()):
         inside = brk.path in library_files
         breaks.append({
             "path": os.path.relpath(os.path.realpath(brk.path), root) if inside else brk.path,
@@ -182,7 +201,8 @@ def run_dynamo(library: str, name: str, root: str) -> dict:
             "frame_skipped": brk.frame_skipped,
             "in_library": inside,
         })
-    return {"breaks": breaks, "graphs": len(capture.graphs)}
+    return {"breaks": breaks, "graphs": len(capture.graphs), "recompiles": recompiles,
+            **({"repeat_error": repeat_error} if repeat_error else {})}
 
 
 def describe(exc: Exception) -> str:

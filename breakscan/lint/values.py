@@ -68,6 +68,9 @@ SELF = Kind("self")
 PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterDict",
                                   "torch.nn.modules.container.ParameterList",
                                   "torch.nn.modules.container.ParameterDict"})
+# Module containers: iterating one steps an iterator over its dict of modules (or a generator).
+MODULE_CONTAINERS = PARAMETER_CONTAINERS | frozenset(
+    f"torch.nn.{where}{name}" for where in ("", "modules.container.") for name in ("ModuleList", "ModuleDict", "Sequential"))
 # Python values known not to be tensors.
 PLAIN = frozenset({OTHER, INT, FLOAT, BOOL, STR, NONE, SHAPE})
 NUMBERS = frozenset({INT, FLOAT, BOOL})

@@ -1521,12 +1521,14 @@ def _held_at(base: v.Container, key: cst.BaseExpression) -> v.Value | None:
     """What a container holds at `key`: for a dict of known keys, the values of those the key may
     name (`"mask"`, `f"output_{k}"`) and what its other keys hold; else any element. None: no
     element is known to be there."""
-    pattern = name_pattern(key) if base.keys is not None else None
-    if pattern is None:
+    if base.keys is None:
         return v.held(base)
-    parts = [value for name, value in base.keys or () if fnmatch.fnmatchcase(name, pattern)]
+    pattern = name_pattern(key) or "*"
+    parts = [value for name, value in base.keys if fnmatch.fnmatchcase(name, pattern)]
     if base.elements is not None:
         parts.append(base.elements)
+    if len({v.is_tensorish(part) for part in parts}) > 1:
+        return v.UNKNOWN  # a key the analysis cannot tell, among tensors and other values
     return functools.reduce(v.join, parts) if parts else None
 
 

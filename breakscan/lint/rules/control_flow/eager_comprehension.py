@@ -12,12 +12,13 @@ class EagerComprehension(Rule):
     gb_ids = ("GB4347",)
     message = ("this comprehension runs eagerly, after a graph break TorchDynamo cannot resume from (in a `try` "
                "block, a loop or a `with` block it cannot break under): TorchDynamo then compiles it as a frame "
-               "of its own, and cannot step its list or dict iterator (GB4347)")
+               "of its own, and cannot step its list, dict or module container's iterator (GB4347)")
     fix_hint = "fix the earlier break (then the function resumes in a compiled frame), or build the result with a loop"
     docs = """
     ## What it does
     Flags a list, set or dict comprehension over a list, a dict or a dict's `items()`, `keys()`
-    or `values()` in compiled code that runs
+    or `values()`, or over an `nn.ModuleList`, `nn.Sequential`, `nn.ModuleDict` or parameter
+    container (and their views) in compiled code that runs
     after a graph break TorchDynamo cannot resume from: a break inside a `try` block's body (the
     rest of the function then runs eagerly), inside the `with` block of a context manager it
     cannot break under (a `@contextmanager` function or method, an object with its own
@@ -113,6 +114,22 @@ class EagerComprehension(Rule):
                         kept = {k: w for k, w in kwargs.items() if k not in self.reserved}  # break
                         return x * (len(kept) + 1)
         """, entry="Wrapper()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+                    self.heads = nn.ModuleDict({"a": nn.Linear(8, 2)})
+
+                def forward(self, x):
+                    for _ in range(2):
+                        torch._dynamo.graph_break()  # break (another rule)
+                    outs = [block(x) for block in self.blocks]  # break
+                    return outs, [head(x) for head in self.heads.values()]  # break
+        """, entry="Stack()"),
     )
     valid = (
         Example("""
@@ -163,7 +180,9 @@ class EagerComprehension(Rule):
         if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
                 and iterable.func.attr.value in _DICT_VIEWS and not iterable.args):
             iterable = iterable.func.value  # `d.items()`: its iterator is the dict's kind too
-        if v.sort_of(ctx.value(iterable)) not in ("list", "dict"):
+        value = ctx.value(iterable)
+        container = isinstance(value, v.ModuleValue) and bool(value.classes & v.MODULE_CONTAINERS)
+        if v.sort_of(value) not in ("list", "dict") and not container:
             return
         traced, unsure = _compiled_frame(node, ctx)
         if traced:
