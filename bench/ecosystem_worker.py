@@ -17,9 +17,10 @@
           library keeps (lru_cache, a cached rotary table) carries over from another run.
 - dynamo: runs it under `torch.compile(backend="eager")` with breakscan's capture and writes every
           break occurrence of the first call, merged into sites at the innermost frame in the
-          library's folder; then calls it twice more with the same inputs and writes what
-          recompiled, at the library line whose value the failed guard read (breakscan's own
-          merge), with the guard. A later call that fails (a stateful optimizer's next step)
+          library's folder; then calls it twice more with the same inputs and writes every
+          recompilation of the three calls (a helper compiled as a frame of its own recompiles
+          within one call when given other shapes), at the library line whose value the failed
+          guard read (breakscan's own merge), with the guard. A later call that fails (a stateful optimizer's next step)
           leaves the first call's breaks standing: its error is kept as "repeat_error".
 
 The result is JSON: {"status": "ok"} with "lines" or "breaks", or {"status": "failed", "error": ...}.
@@ -48,7 +49,7 @@ from breakscan.confirm.capture import capturing, without_guard_profiling  # noqa
 from breakscan.confirm.recompiles import merge_recompiles  # noqa: E402
 from breakscan.confirm.registry import load_registry  # noqa: E402
 
-CALLS = 3  # calls of the compiled model: breaks are the first call's, recompiles those of the later ones
+CALLS = 3  # calls of the compiled model: breaks are the first call's, recompiles those of all three
 
 # Where a path in a break's reason is installed (the venv's folder): left out of the stored data.
 INSTALLED = re.compile(r"[^\s(]*/site-packages/")
