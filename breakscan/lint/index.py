@@ -25,7 +25,17 @@ from breakscan.lint.names import (
     names_a_class,
 )
 from breakscan.lint.traverse import find_nodes, walk
-from breakscan.lint.values import METADATA_METHODS, Kind, is_plain, join, literal_kind
+from breakscan.lint.values import (
+    METADATA_METHODS,
+    TENSOR,
+    UNKNOWN,
+    Container,
+    Kind,
+    container,
+    is_plain,
+    join,
+    literal_kind,
+)
 
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize"})
 CONFIG_PATCH = "torch._dynamo.config.patch"
@@ -838,7 +848,7 @@ class _SelfAttributeCollector:
         attr = target.attr.value
         if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
-        kind = self._plain_kind(value)
+        kind = self._literal_container(value) or self._plain_kind(value)
         if kind is not None:
             known = self.info.attr_kinds.get(attr)
             self.info.attr_kinds[attr] = kind if known is None else join(known, kind)
@@ -858,6 +868,27 @@ class _SelfAttributeCollector:
         if kind is None and isinstance(value, cst.Name) and value.value in self.parameters:
             kind = parameter_kind(self.parameters[value.value])
         return kind if isinstance(kind, Kind) and is_plain(kind) else None
+
+    def _literal_container(self, value: cst.BaseExpression) -> Container | None:
+        """A dict (constant string keys), list or tuple written out, with what each key or position
+        holds: a literal, a tensor made by torch, a container written out, else unknown."""
+        if isinstance(value, cst.Dict):
+            keys = []
+            for element in value.elements:
+                if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                        and isinstance(element.key.evaluated_value, str)):
+                    return None
+                keys.append((element.key.evaluated_value, self._element_kind(element.value)))
+            return container(keys=tuple(keys), sort="dict")
+        if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
+            items = tuple(self._element_kind(element.value) for element in value.elements)
+            return container(items=items, sort="list" if isinstance(value, cst.List) else "tuple")
+        return None
+
+    def _element_kind(self, value: cst.BaseExpression) -> Kind:
+        if isinstance(value, cst.Call) and _builds_tensor(self.index, value):
+            return TENSOR
+        return self._literal_container(value) or self._plain_kind(value) or UNKNOWN
 
     def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
         classes = constructed_classes(self.index, value)
