@@ -386,8 +386,12 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             index.class_tables[targets[0].value] = tuple(name for name in named if name)
     called = ""
     aliased = _aliased(index, node.value) if node.value is not None else None
-    if isinstance(node.value, cst.Call) and aliased is None:
-        called = index.qualify(dotted_name(node.value.func)) or ""
+    built = node.value
+    while (isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute)
+           and built.func.attr.value == "manual_seed" and isinstance(built.func.value, cst.Call)):
+        built = built.func.value  # `torch.Generator().manual_seed(0)` is the generator it seeds
+    if isinstance(built, cst.Call) and aliased is None:
+        called = index.qualify(dotted_name(built.func)) or ""
     for target in targets:
         if not isinstance(target, cst.Name):
             continue

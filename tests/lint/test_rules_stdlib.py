@@ -8,6 +8,18 @@ from tests.lint._cases import case
 
 FAMILY = "BS5"
 CASES = [
+    # a generator passed in breaks where it is used: given to a torch call, or seeded (GB0055, GB7650)
+    case("""
+        from typing import Optional
+
+        import torch
+
+        @torch.compile
+        def fn(x, generator: Optional[torch.Generator] = None, seeded: torch.Generator = None):
+            seeded.manual_seed(0)
+            noise = torch.randn(x.shape, generator=generator)
+            return x + noise + torch.randn(x.shape, generator=None)
+    """, (7, "BS510"), (8, "BS510")),
     # random.uniform/randint/randrange are traced: tensor arithmetic is fine, Python use is not
     case("""
         import random
