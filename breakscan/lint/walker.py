@@ -1527,7 +1527,7 @@ def _held_at(base: v.Container, key: cst.BaseExpression) -> v.Value | None:
     parts = [value for name, value in base.keys if fnmatch.fnmatchcase(name, pattern)]
     if base.elements is not None:
         parts.append(base.elements)
-    if len({v.is_tensorish(part) for part in parts}) > 1:
+    if "*" in pattern and len({v.is_tensorish(part) for part in parts}) > 1:
         return v.UNKNOWN  # a key the analysis cannot tell, among tensors and other values
     return functools.reduce(v.join, parts) if parts else None
 
