@@ -381,3 +381,38 @@ def fn(lq, q):
     return lq + q
 """)
     assert [(f.line, f.rule) for f in outcome.findings] == [(9, "BS201")]
+
+
+def test_keyword_arguments_keep_what_each_key_holds(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+def blend(x, **options):
+    if options["steps"] > 1:  # an int passed beside a tensor: no finding
+        x = x * options.get("steps", 1)
+    if options.get("gate").sum() > 0:  # the tensor passed as `gate`
+        x = x + 1
+    return x + options.pop("bias", 0.0)
+
+@torch.compile
+def fn(x):
+    return blend(x, steps=2, gate=x, bias=x.mean())
+""")
+    assert [(f.line, f.rule, f.severity) for f in outcome.findings] == [(6, "BS201", "error")]
+
+
+def test_a_key_the_lint_cannot_tell_among_tensors_and_numbers_is_unknown(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+
+def pick(x, name, **options):
+    chosen = options[name]
+    if chosen > 1:
+        return x * 2
+    return x
+
+@torch.compile
+def fn(x):
+    return pick(x, "steps", steps=2, gate=x)
+""")
+    assert outcome.findings == []
