@@ -46,6 +46,11 @@ class WorkerProcess:
         )
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+        # `stop` wakes the thread waiting on the worker through this pipe: the worker's own pipe
+        # may never close (a child of the user's code in another session can hold it open).
+        self._wake_read, self._wake_write = os.pipe()
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._closed = False
         self._buffer = b""
         self.torch_version: str | None = None
         self.cuda = False
@@ -62,7 +67,10 @@ class WorkerProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerTimeout
-            if self._selector.select(remaining):
+            ready = {key.fileobj for key, _ in self._selector.select(remaining)}
+            if self._wake_read in ready:
+                raise WorkerDied
+            if ready:
                 chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
                 if not chunk:
                     raise WorkerDied
@@ -86,11 +94,25 @@ class WorkerProcess:
             message = self._message(deadline)
         return [result_from_json(r) for r in message["results"]]
 
-    def kill(self) -> None:
+    def stop(self) -> None:
+        """Kill the worker from another thread than the one waiting on it, which then sees it
+        die (and closes it) at once."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if not self._closed:  # closed: no one waits on it (and its number may be another file's now)
+            os.write(self._wake_write, b"x")
+
+    def reap(self) -> None:
+        """Wait for the stopped process to end (not closing what its thread still reads)."""
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def kill(self) -> None:
+        self.stop()
         self.close()
 
     def close(self) -> None:
@@ -104,6 +126,10 @@ class WorkerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self._selector.close()
+        if not self._closed:
+            self._closed = True
+            os.close(self._wake_read)
+            os.close(self._wake_write)
         self.proc.stdout.close()
         if self._stderr:
             self._stderr.close()

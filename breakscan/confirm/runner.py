@@ -135,13 +135,18 @@ class _Pool:
                     thread.join()
             except BaseException as interrupt:
                 # Workers run in their own sessions (so that a kill takes their children too):
-                # an interrupt does not reach them, so stop them here.
+                # an interrupt does not reach them, so stop them here, and see them end: a
+                # `join` that Ctrl-C interrupted takes its thread for finished (CPython 3.11), so
+                # the threads, each woken to close its own worker, may not be waited for.
                 with self._lock:
                     self._stopping = True
-                    for worker in list(self._live):
-                        worker.kill()
+                    stopped = list(self._live)
+                    for worker in stopped:
+                        worker.stop()
+                for worker in stopped:
+                    worker.reap()
                 for thread in threads:
-                    thread.join()  # each returns as its worker's pipe closes
+                    thread.join()
                 if isinstance(interrupt, KeyboardInterrupt):
                     raise Interrupted([r for results in self.results for r in results]) from None
                 raise
