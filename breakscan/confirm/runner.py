@@ -56,6 +56,7 @@ class Interrupted(KeyboardInterrupt):
         self.finished = finished
 
 
+_STOP_SECONDS = 15.0  # how long Ctrl-C waits for a stopped worker's thread to close it
 _PARALLEL_FROM = 4  # a second worker (another torch import) pays off from this many targets
 
 
@@ -146,7 +147,7 @@ class _Pool:
                 for worker in stopped:
                     worker.reap()
                 for thread in threads:
-                    thread.join()
+                    thread.join(timeout=_STOP_SECONDS)  # a thread still waiting past this is left behind
                 if isinstance(interrupt, KeyboardInterrupt):
                     raise Interrupted([r for results in self.results for r in results]) from None
                 raise

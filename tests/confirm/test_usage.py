@@ -96,7 +96,7 @@ def test_a_raising_target_shows_the_real_error_at_the_user_line_and_memory_is_li
 def test_ctrl_c_stops_the_workers_reports_what_finished_and_exits_130(model, tmp_path):
     model.write_text(MODEL + '\nBREAKSCAN_TARGETS = {"double": "torch.randn(3)", "slow": "torch.randn(3)"}\n')
     marker = tmp_path / "slow-started"
-    env = dict(os.environ, BREAKSCAN_TEST_MARKER=str(marker))
+    env = dict(os.environ, BREAKSCAN_TEST_MARKER=str(marker), PYTHONFAULTHANDLER="1")
     process = subprocess.Popen([sys.executable, "-m", "breakscan", "--no-cache", "--format", "json", str(model)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 240
@@ -105,7 +105,11 @@ def test_ctrl_c_stops_the_workers_reports_what_finished_and_exits_130(model, tmp
     worker = int(marker.read_text())  # the worker running `slow`, which sleeps for two minutes
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=60)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # say where it hangs: faulthandler dumps every thread on SIGABRT
+        process.send_signal(signal.SIGABRT)
+        pytest.fail(f"no exit 60 s after Ctrl-C; its threads:\n{process.communicate(timeout=30)[1][-6000:]}")
     assert process.returncode == 130, stderr
     assert time.monotonic() - started < 30
     assert "interrupted: 1 target(s) finished, 1 did not" in stderr and "Traceback" not in stderr
