@@ -97,8 +97,11 @@ def test_ctrl_c_stops_the_workers_reports_what_finished_and_exits_130(model, tmp
     model.write_text(MODEL + '\nBREAKSCAN_TARGETS = {"double": "torch.randn(3)", "slow": "torch.randn(3)"}\n')
     marker = tmp_path / "slow-started"
     env = dict(os.environ, BREAKSCAN_TEST_MARKER=str(marker), PYTHONFAULTHANDLER="1")
+    # As from a terminal: a shell that runs the tests in the background ignores SIGINT for them,
+    # and a process started with it ignored keeps ignoring it.
     process = subprocess.Popen([sys.executable, "-m", "breakscan", "--no-cache", "--format", "json", str(model)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 240
     while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
