@@ -24,13 +24,14 @@ from functools import lru_cache
 from typing import Literal
 
 DATA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "catalogue.json")
+DECLARED_PATH = os.path.join(os.path.dirname(DATA_PATH), "torch_returns.json")
 FORMAT = 1
 DEFAULT = "default"
 
 # What a probed construct returns: "size" is a torch.Size (a tuple of ints); "error" when the probe
 # raised when run eagerly; "other" for any other object (a dtype, a device, a generator...).
 Result = Literal["tensor", "int", "float", "bool", "size", "tuple", "list", "dict", "none", "str", "ndarray",
-                 "other", "error", "unknown"]
+                 "other", "error", "unknown", "tensors"]
 Category = Literal["tensor-method", "tensor-attribute", "tensor-operator", "torch", "functional", "builtin",
                    "stdlib", "numpy", "construct"]
 
@@ -111,6 +112,23 @@ def call(qualified: str, *, args: str | None = None, config: str = DEFAULT) -> E
     """A call of a qualified function: "torch.cat", "torch.nn.functional.relu", "builtins.len",
     "math.sqrt", "numpy.sqrt"; `args="tensor"` or `"python"` picks the probe given those."""
     return _first(qualified, config, args)
+
+
+@lru_cache(maxsize=1)
+def _declared_results() -> dict[str, str]:
+    with open(DECLARED_PATH, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{DECLARED_PATH}: format {data.get('format')!r}, expected {FORMAT}")
+    return {key: entry["kind"] for key, entry in data["entries"].items()}
+
+
+def declared_result(qualified: str) -> Result | None:
+    """What torch declares a public function or tensor method returns ("torch.is_autocast_enabled":
+    "bool", "torch.Tensor.unbind": "tensors"), from its stubs and annotations as
+    `bench/torch_returns.py` read them; None where it declares nothing the lint can use (unions,
+    `Optional[Tensor]`, types it has no kind for) or the name is not torch's."""
+    return _declared_results().get(qualified)  # type: ignore[return-value]
 
 
 def construct(name: str, *, config: str = DEFAULT) -> Entry | None:

@@ -416,7 +416,7 @@ NON_TENSOR_TORCH = frozenset(
     }
 )
 NON_TENSOR_TORCH_PREFIXES = (
-    "torch.cuda.", "torch.backends.", "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.",
+    "torch.cuda.", "torch.cpu.", "torch.xpu.", "torch.mps.", "torch.mtia.", "torch.accelerator.", "torch.backends.", "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.",
     "torch.utils.", "torch.version", "torch.onnx.", "torch.fx.", "torch._C.", "torch._utils.",
     "torch.nn.init.calculate", "torch.library.",
 )
@@ -445,9 +445,12 @@ BUILT_SORT = {"builtins.list": "list", "builtins.sorted": "list", "builtins.dict
 
 
 def torch_call_value(qualified: str) -> Value:
-    """The kind of value a call to a torch callable returns."""
+    """The kind of value a call to a torch callable returns: what torch declares, else by name."""
     if qualified in NON_TENSOR_TORCH or qualified.startswith(NON_TENSOR_TORCH_PREFIXES):
         return OTHER
+    declared = declared_kind(qualified)
+    if declared is not None:
+        return declared
     if qualified in SPLITTING_FUNCTIONS:
         return TENSORS
     last = qualified.rsplit(".", 1)[-1]
@@ -493,6 +496,14 @@ def _forms(key: str) -> tuple[_Form, ...]:
         keywords = frozenset(k.arg for k in call.keywords if k.arg)
         forms.append(_Form(positional, keywords, _result_kind(entry.result, entry.items)))
     return tuple(forms)
+
+
+def declared_kind(qualified: str) -> Kind | None:
+    """What torch declares a function or tensor method ("torch.Tensor.is_contiguous") returns."""
+    result = catalogue.declared_result(qualified)
+    if result is None:
+        return None
+    return TENSORS if result == "tensors" else _result_kind(result, None)
 
 
 def _result_kind(result: str, items: str | None) -> Kind:

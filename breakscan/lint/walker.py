@@ -744,6 +744,9 @@ class RegionWalker(cst.CSTVisitor):
                 probed = v.probed_kind(f"torch.Tensor.{method}", *self._argument_kinds(node))
                 if probed is not None:
                     return probed
+                declared = v.declared_kind(f"torch.Tensor.{method}")
+                if declared is not None:
+                    return declared
                 if method in v.METADATA_METHODS or method in v.CONTAINER_METHODS:
                     return v.TENSOR_METADATA_KINDS.get(method, v.OTHER)
                 return v.TENSORS if method in v.SPLITTING_METHODS else v.TENSOR
@@ -1150,6 +1153,8 @@ class RegionWalker(cst.CSTVisitor):
             return self._comparison_truth(test.left, test.comparisons[0])
         if self.qualname(test) == "typing.TYPE_CHECKING":
             return False
+        if isinstance(test, cst.Call) and self._never_a_tensor_instance(test):
+            return False
         if isinstance(test, cst.Call) and not test.args:
             last = (dotted_name(test.func) or "").rsplit(".", 1)[-1]
             if last in TRACING_GUARDS:
@@ -1157,6 +1162,20 @@ class RegionWalker(cst.CSTVisitor):
             if last in COMPILING_GUARDS:
                 return True
         return None
+
+    def _never_a_tensor_instance(self, test: cst.Call) -> bool:
+        """`isinstance(n, torch.Tensor)` where `n` holds a Python number, string, None, shape or
+        container: TorchDynamo knows the answer while tracing, and only the false branch runs
+        (`get_same_padding(ih, ...)` on a size read from `x.shape`). Not an `other` object, which
+        may be a tensor subclass the analysis cannot see."""
+        if self.qualname(test.func) != "builtins.isinstance" or len(test.args) != 2:
+            return False
+        classes = test.args[1].value
+        options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        if not {self.qualname(option) for option in options} <= TENSOR_CLASSES:
+            return False
+        value = self.value(test.args[0].value)
+        return (v.is_plain(value) and value != v.OTHER) or isinstance(value, v.Container)
 
     def _comparison_truth(self, left: cst.BaseExpression, target: cst.ComparisonTarget) -> bool | None:
         """`x is None` where the name `x` is known to be None (a parameter every caller leaves at

@@ -5,6 +5,7 @@ under the installed TorchDynamo, which must agree with what is stored."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import tomllib
@@ -163,3 +164,38 @@ def test_the_numpy_modules_and_names_dynamo_traces_match_the_installed_torch():
     assert NUMPY_UNTRACED_NAMES == {f"{module.__name__}.{name}" for module in NP_SUPPORTED_MODULES
                                     for name, member in vars(module).items()
                                     if callable(member) and not name.startswith("_") and id(member) not in traced}
+
+
+def test_torchs_declared_results_answer_for_functions_and_methods_it_did_not_probe():
+    assert catalogue.declared_result("torch.is_autocast_cpu_enabled") == "bool"
+    assert catalogue.declared_result("torch.get_autocast_dtype") == "other"
+    assert catalogue.declared_result("torch.Tensor.is_contiguous") == "bool"
+    assert catalogue.declared_result("torch.Tensor.unbind") == "tensors"
+    assert catalogue.declared_result("torch.nn.functional.max_pool2d_with_indices") == "tensors"
+    assert catalogue.declared_result("torch.Tensor.item") is None  # a Number: int, float or bool
+    assert catalogue.declared_result("torch.Tensor.size") is None  # overloads disagree: Size, int
+    assert catalogue.declared_result("torch.nn.functional._canonical_mask") is None  # not public
+
+
+def bench_torch_returns():
+    spec = importlib.util.spec_from_file_location("bench_torch_returns", ROOT / "bench" / "torch_returns.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_declared_annotations_read_as_kinds():
+    kind_of = bench_torch_returns().kind_of
+    assert [kind_of(text) for text in ("_bool", "Tensor", "tuple[Tensor, ...]", "torch.return_types.max",
+                                       "_int | SymInt", "Optional[Tensor]", "Union[Tensor, _float]",
+                                       "tuple[Tensor, _int]", "torch.device", "Any")] == [
+        "bool", "tensor", "tensors", "tensors", "int", None, None, "tuple", "other", None]
+
+
+@pytest.mark.slow
+def test_the_declared_results_are_those_of_the_installed_torch():
+    torch = pytest.importorskip("torch")
+    data = json.loads((ROOT / "breakscan" / "lint" / "data" / "torch_returns.json").read_text())
+    if torch.__version__ != data["torch"]:
+        pytest.skip(f"the data is for torch {data['torch']}, this is {torch.__version__}")
+    assert bench_torch_returns().collect() == data, "regenerate with `python bench/torch_returns.py --write`"

@@ -105,6 +105,21 @@ class TensorBoolOperator(Rule):
     )
     valid = (
         Example("""
+            import sys
+
+            import torch
+
+            def fused_kernels_usable():
+                avx2 = getattr(torch.cpu, "_is_avx2_supported", lambda: False)()  # a device query: a bool
+                return avx2 and not torch.xpu.is_available() and sys.platform != "darwin"
+
+            @torch.compile
+            def fn(x):
+                if fused_kernels_usable():
+                    return x + 1
+                return x - 1
+        """),
+        Example("""
             import torch
 
             @torch.compile

@@ -130,6 +130,21 @@ class TensorIf(Rule):
         Example("""
             import torch
 
+            def autocast_on(device):
+                try:
+                    return torch.is_autocast_enabled(device)
+                except TypeError:
+                    return torch.is_autocast_cpu_enabled()  # a Python bool, as torch declares
+
+            @torch.compile
+            def fn(x):
+                if autocast_on(x.device.type):
+                    x = x.half()
+                return x + 1
+        """),
+        Example("""
+            import torch
+
             @torch.compile
             def fn(x):
                 seen = 0

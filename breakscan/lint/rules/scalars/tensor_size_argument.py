@@ -134,6 +134,22 @@ class TensorSizeArgument(Rule):
             def fn(x):
                 return torch.full((4,), x.sum()) + x.clamp(max=x.mean()).sum()
         """),
+        Example("""
+            import math
+
+            import torch
+            import torch.nn.functional as F
+
+            def same_padding(size: int, stride: int):
+                if isinstance(size, torch.Tensor):  # never, for a size read from a shape
+                    return torch.clamp((size / stride).ceil() * stride - size, min=0)
+                return max(math.ceil(size / stride) * stride - size, 0)
+
+            @torch.compile
+            def fn(x):
+                pad = same_padding(x.shape[-1], 3)
+                return F.pad(x, (pad // 2, pad - pad // 2))
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
