@@ -162,6 +162,12 @@ LIBRARIES = [
     Library("freia", "FrEIA", "0.2"),
     Library("tab-transformer-pytorch", "tab_transformer_pytorch", "0.6.1"),
     Library("deepxde", "deepxde", "1.15.0", roots=("gradients.gradients.jacobian", "gradients.gradients.hessian")),
+    # Added as held-out code on 2026-11-27: measured before any change made for them.
+    Library("auraloss", "auraloss", "0.4.0"),
+    Library("julius", "julius", "0.2.8", roots=("resample_frac", "lowpass_filter", "fft_conv1d")),
+    Library("ncps", "ncps", "1.0.1"),
+    Library("conformer", "conformer", "0.3.2"),
+    Library("pytorch-msssim", "pytorch_msssim", "1.0.0", roots=("ssim", "ms_ssim")),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -1902,6 +1902,116 @@ DEEPXDE = [
 ]
 
 
+# auraloss ----------------------------------------------------------------------------------------
+
+def _audio_loss(dotted: str, channels: int = 1, length: int = 4096, **options: Any) -> Built:
+    import importlib
+
+    module, name = dotted.rsplit(".", 1)
+    loss = getattr(importlib.import_module(f"auraloss.{module}"), name)(**options)
+    return loss, (torch.randn(2, channels, length), torch.randn(2, channels, length)), {}
+
+
+AURALOSS = [
+    Spec("stft", partial(_audio_loss, "freq.STFTLoss", fft_size=256, hop_size=64, win_length=256)),
+    Spec("stft_perceptual_full", partial(_audio_loss, "freq.STFTLoss", fft_size=256, hop_size=64, win_length=256,
+                                         perceptual_weighting=True, sample_rate=16000, output="full")),
+    Spec("multi_resolution_stft", partial(_audio_loss, "freq.MultiResolutionSTFTLoss", fft_sizes=[256, 128],
+                                          hop_sizes=[64, 32], win_lengths=[256, 128])),
+    Spec("random_resolution_stft", partial(_audio_loss, "freq.RandomResolutionSTFTLoss", resolutions=2,
+                                           min_fft_size=64, max_fft_size=256)),
+    Spec("sum_and_difference_stft", partial(_audio_loss, "freq.SumAndDifferenceSTFTLoss", channels=2,
+                                            fft_sizes=[256, 128], hop_sizes=[64, 32], win_lengths=[256, 128])),
+    Spec("sisdr", partial(_audio_loss, "time.SISDRLoss")),
+    Spec("sdsdr_esr_dc", partial(_audio_loss, "time.SDSDRLoss", zero_mean=False)),
+    Spec("snr_train", partial(_audio_loss, "time.SNRLoss"), train=True),
+    Spec("logcosh", partial(_audio_loss, "time.LogCoshLoss")),
+]
+
+
+# julius ------------------------------------------------------------------------------------------
+
+def _julius(name: str, *args: Any, function: bool = False, **options: Any) -> Built:
+    import julius
+
+    signal = torch.randn(2, 1, 400)
+    if function:
+        return getattr(julius, name), (signal, *args), options
+    return getattr(julius, name)(*args, **options), (signal,), {}
+
+
+JULIUS = [
+    Spec("resample_frac", partial(_julius, "resample_frac", 4, 5, function=True)),
+    Spec("resample_module_output_length", partial(_julius, "ResampleFrac", 3, 2, zeros=8)),
+    Spec("lowpass_filter", partial(_julius, "lowpass_filter", 0.1, function=True)),
+    Spec("lowpass_filters_fft", partial(_julius, "LowPassFilters", [0.05, 0.2], fft=True)),
+    Spec("highpass_filters", partial(_julius, "HighPassFilters", [0.1, 0.3], stride=2)),
+    Spec("bandpass_filter", partial(_julius, "BandPassFilter", 0.05, 0.2)),
+    Spec("split_bands", partial(_julius, "SplitBands", 16000, n_bands=4)),
+    Spec("fft_conv1d", lambda: (__import__("julius").fft_conv1d, (torch.randn(2, 3, 300), torch.randn(4, 3, 32)),
+                                {"stride": 2})),
+]
+
+
+# ncps --------------------------------------------------------------------------------------------
+
+def _ncps(kind: str, wired: bool = False, **options: Any) -> Built:
+    from ncps import torch as ncps_torch
+    from ncps.wirings import AutoNCP
+
+    units = AutoNCP(12, 3) if wired else 12
+    model = getattr(ncps_torch, kind)(5, units, **options)
+    return model, (torch.randn(2, 7, 5),), {}
+
+
+NCPS = [
+    Spec("cfc", partial(_ncps, "CfC")),
+    Spec("cfc_no_gate_mixed_memory", partial(_ncps, "CfC", mode="no_gate", mixed_memory=True)),
+    Spec("cfc_pure_wired", partial(_ncps, "CfC", wired=True, mode="pure")),
+    Spec("ltc", partial(_ncps, "LTC")),
+    Spec("ltc_wired_train", partial(_ncps, "LTC", wired=True, ode_unfolds=2), train=True),
+]
+
+
+# conformer ---------------------------------------------------------------------------------------
+
+def _conformer(block: bool = False, mask: bool = False, **options: Any) -> Built:
+    from conformer import Conformer, ConformerBlock
+
+    model = ConformerBlock(dim=32, dim_head=8, heads=2, **options) if block else Conformer(
+        dim=32, depth=2, dim_head=8, heads=2, **options)
+    masks = {"mask": torch.tensor([[True] * 10, [True] * 6 + [False] * 4])} if mask else {}
+    return model, (torch.randn(2, 10, 32),), masks
+
+
+CONFORMER = [
+    Spec("conformer", _conformer),
+    Spec("conformer_block_masked", partial(_conformer, block=True, mask=True)),
+    Spec("conformer_causal_train", partial(_conformer, conv_causal=True, attn_dropout=0.1, ff_dropout=0.1),
+         train=True),
+]
+
+
+# pytorch-msssim ----------------------------------------------------------------------------------
+
+def _msssim(name: str, size: int = 32, **options: Any) -> Built:
+    import pytorch_msssim
+
+    images = (torch.rand(2, 3, size, size), torch.rand(2, 3, size, size))
+    if name[0].isupper():
+        return getattr(pytorch_msssim, name)(data_range=1.0, channel=3, **options), images, {}
+    return getattr(pytorch_msssim, name), images, {"data_range": 1.0, **options}
+
+
+MSSSIM = [
+    Spec("ssim", partial(_msssim, "ssim")),
+    Spec("ssim_module_no_average", partial(_msssim, "SSIM", size_average=False)),
+    Spec("ms_ssim", partial(_msssim, "ms_ssim", size=180, win_size=7)),
+    Spec("ms_ssim_module_weights", partial(_msssim, "MS_SSIM", size=180, win_size=7,
+                                           weights=[0.2, 0.2, 0.2, 0.2, 0.2])),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -1946,4 +2056,9 @@ MODELS: dict[str, list[Spec]] = {
     "freia": FREIA,
     "tab-transformer-pytorch": TAB_TRANSFORMER,
     "deepxde": DEEPXDE,
+    "auraloss": AURALOSS,
+    "julius": JULIUS,
+    "ncps": NCPS,
+    "conformer": CONFORMER,
+    "pytorch-msssim": MSSSIM,
 }

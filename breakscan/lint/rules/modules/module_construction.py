@@ -142,6 +142,31 @@ class ModuleConstruction(Rule):
                     print("step")  # break (another rule)
                 return Solver(2.0).step(x)
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Distance(nn.Module):
+                def __init__(self):
+                    super().__init__()  # break
+                    self.power = 2
+
+            class Loss(nn.Module):
+                def __init__(self, scale):
+                    super().__init__()  # break
+                    self.scale = scale
+                    self.distance = Distance()
+
+                def forward(self, x):
+                    return x.pow(self.distance.power).mean() * self.scale
+
+            @torch.compile
+            def fn(x):
+                for _ in range(2):
+                    x = x + 1
+                    print("step")  # break (another rule)
+                return Loss(2.0)(x)
+        """),
     )
     valid = (
         Example("""
@@ -229,16 +254,26 @@ class ModuleConstruction(Rule):
                 self._report_in(ctx, init, call, f"`{info.name}` is built inside a `with` block TorchDynamo cannot "
                                                  "enter: its `__init__` is not traced and the graph breaks here")
         else:  # probed: built by code running eagerly, each `__init__` up the chain is a frame TorchDynamo compiles
-            message = (f"`{info.name}` is built where the function runs eagerly, after a break TorchDynamo cannot "
-                       "resume from: TorchDynamo compiles each `__init__` it runs as a frame of its own and cannot "
-                       "trace the module before it is initialised, so the graph breaks here")
-            for cls in ctx.class_lineage(info):
-                own = cls.methods.get("__init__")
-                own_supers = _init_calls(own)[0] if own is not None else []
-                if own is not None and not own_supers:
-                    break  # the chain of `super().__init__()` calls ends here
-                for call in own_supers:
-                    self._report_in(ctx, own, call, message, only_if_eager=True)
+            self._built_eagerly(info, ctx, set())
+
+    def _built_eagerly(self, info, ctx, seen: set[str]) -> None:
+        """Each `super().__init__()` up the class's chain breaks; so do those of the module classes
+        its `__init__`s build in turn (probed: a loss built eagerly that builds its distance module)."""
+        message = (f"`{info.name}` is built where the function runs eagerly, after a break TorchDynamo cannot "
+                   "resume from: TorchDynamo compiles each `__init__` it runs as a frame of its own and cannot "
+                   "trace the module before it is initialised, so the graph breaks here")
+        for cls in ctx.class_lineage(info):
+            own = cls.methods.get("__init__")
+            if own is None:
+                continue  # inherited: the parent's `__init__` runs
+            own_supers = _init_calls(own)[0]
+            if not own_supers or own.key in seen:
+                break  # the chain of `super().__init__()` calls ends here (or was followed already)
+            seen.add(own.key)
+            for call in own_supers:
+                self._report_in(ctx, own, call, message, only_if_eager=True)
+            for built in _built_modules(own, ctx):
+                self._built_eagerly(built, ctx, seen)
 
     def _report_in(self, ctx, function, node: cst.CSTNode, message: str | None = None, *,
                    only_if_eager: bool = False) -> None:
@@ -270,6 +305,17 @@ def _init_calls(init) -> tuple[list[cst.Call], list[cst.Call]]:
                 if _is_parameterised(qualified, node) or qualified.endswith(".Parameter"):
                     layers.append(node)
     return supers, layers
+
+
+def _built_modules(init, ctx) -> list:
+    """The project's nn.Module classes an `__init__` builds (`self.distance = Distance()`)."""
+    found = []
+    for node in find_nodes(init.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda)):
+        name = dotted_name(node.func)
+        info = ctx.find_class(init.module.qualify(name)) if name else None
+        if info is not None and ctx.is_module_class(info):
+            found.append(info)
+    return found
 
 
 def _in_untraceable_with(call: cst.Call, ctx) -> bool:
