@@ -1004,6 +1004,51 @@ class RegionWalker(cst.CSTVisitor):
                 self.walk(part)
         return False
 
+    def _visit_match(self, node: cst.Match) -> bool:
+        """Each `case` in its own environment: a subject named by the case's class pattern is of
+        that class there (`case list() if sample and ...`: a list's truth, not a tensor's); where
+        the cases go on, their bindings are joined with those of no case matching."""
+        self.walk(node.subject)
+        before = dict(self.bindings)
+        subject = node.subject.value if isinstance(node.subject, cst.Name) else None
+        outcomes = [before]
+        outer_rebound, self.rebound = self.rebound, set()
+        for case in node.cases:
+            narrowed = self._pattern_value(case.pattern) if subject is not None else None
+            self._replace_bindings({**before, subject: narrowed} if narrowed is not None and subject else dict(before))
+            self._walk_conditionally(Branch(None, True), case)
+            if not always_leaves(case.body):
+                outcomes.append(self.bindings)
+        joined = functools.reduce(lambda a, b: _joined(a, b, v.join_branches), outcomes)
+        if subject is not None and subject in before and subject not in self.rebound:
+            joined[subject] = before[subject]  # only narrowed: again what it was after the match
+        self._replace_bindings(joined)
+        self.rebound |= outer_rebound
+        return False
+
+    def _pattern_value(self, pattern: cst.MatchPattern) -> v.Value | None:
+        """What a subject is where a `case` pattern matched it: `torch.Tensor()` a tensor, `str()`
+        a string, `list()` / `[a, b]` a list or tuple, `{...}` a dict; None when the pattern does
+        not say (a capture, a value, a user class)."""
+        if isinstance(pattern, cst.MatchAs):
+            return self._pattern_value(pattern.pattern) if pattern.pattern is not None else None
+        if isinstance(pattern, cst.MatchOr):
+            values = [self._pattern_value(element.pattern) for element in pattern.patterns]
+            return None if None in values else functools.reduce(v.join, [k for k in values if k is not None])
+        if isinstance(pattern, cst.MatchSequence):
+            return v.container(elements=v.UNKNOWN)
+        if isinstance(pattern, cst.MatchMapping):
+            return v.container(sort="dict", elements=v.UNKNOWN)
+        if isinstance(pattern, cst.MatchClass):
+            qualified = self.qualname(pattern.cls)
+            if qualified in TENSOR_CLASSES:
+                return v.TENSOR
+            name = (qualified or "").removeprefix("builtins.")
+            if name in ("list", "tuple", "dict"):
+                return v.container(sort=name, elements=v.UNKNOWN)
+            return _BUILTIN_INSTANCE_KINDS.get(name)
+        return None
+
     def _visit_with(self, node: cst.With) -> bool:
         """The block of a context manager TorchDynamo cannot break under is, like a `try` body,
         where a break cannot be resumed from (probed: "graph break in an active context manager
@@ -1610,6 +1655,8 @@ def always_leaves(block: cst.CSTNode) -> bool:
 # `isinstance(x, T)`: what x is in the branch where it holds.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _CONTAINER_CLASSES = frozenset({f"builtins.{name}" for name in ("list", "tuple", "dict", "set", "frozenset")})
+_BUILTIN_INSTANCE_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "set": v.OTHER,
+                           "frozenset": v.OTHER, "bytes": v.OTHER, "complex": v.OTHER}
 _PYTHON_CLASSES = frozenset({f"builtins.{name}" for name in (
     "int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "frozenset", "complex", "slice")})
 
@@ -1706,6 +1753,7 @@ _SPECIAL = {
     cst.ExceptHandler: RegionWalker._visit_except,
     cst.Try: RegionWalker._visit_try,
     cst.With: RegionWalker._visit_with,
+    cst.Match: RegionWalker._visit_match,
 }
 _GENERATOR_CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 _AFTER = {

@@ -105,17 +105,37 @@ class TensorBoolOperator(Rule):
     )
     valid = (
         Example("""
+            import torch
+
+            def modality(sample):
+                match sample:
+                    case torch.Tensor():
+                        return "tensor"
+                    case str() | (str(), str()):
+                        return "text"
+                    case list() if sample and isinstance(sample[0], dict):  # a list's truth
+                        return "messages"
+                return "other"
+
+            @torch.compile
+            def fn(x):
+                turns = [{"role": "user"}]
+                if modality(x) == "tensor" and modality(turns) == "messages":
+                    return x + len(turns)
+                return x
+        """),
+        Example("""
             import sys
 
             import torch
 
-            def fused_kernels_usable():
-                avx2 = getattr(torch.cpu, "_is_avx2_supported", lambda: False)()  # a device query: a bool
-                return avx2 and not torch.xpu.is_available() and sys.platform != "darwin"
+            def xpu_kernels_usable():
+                on_xpu = torch.xpu.is_available()  # a device query: a bool
+                return not on_xpu and sys.platform != "darwin"
 
             @torch.compile
             def fn(x):
-                if fused_kernels_usable():
+                if xpu_kernels_usable():
                     return x + 1
                 return x - 1
         """),
