@@ -115,7 +115,7 @@ def call(qualified: str, *, args: str | None = None, config: str = DEFAULT) -> E
 
 
 @lru_cache(maxsize=1)
-def _declared_results() -> dict[str, str]:
+def _declared_results() -> dict[str, Result]:
     with open(DECLARED_PATH, encoding="utf-8") as handle:
         data = json.load(handle)
     if data.get("format") != FORMAT:
@@ -128,7 +128,7 @@ def declared_result(qualified: str) -> Result | None:
     "bool", "torch.Tensor.unbind": "tensors"), from its stubs and annotations as
     `bench/torch_returns.py` read them; None where it declares nothing the lint can use (unions,
     `Optional[Tensor]`, types it has no kind for) or the name is not torch's."""
-    return _declared_results().get(qualified)  # type: ignore[return-value]
+    return _declared_results().get(qualified)
 
 
 def construct(name: str, *, config: str = DEFAULT) -> Entry | None:
