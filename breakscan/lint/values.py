@@ -416,8 +416,8 @@ NON_TENSOR_TORCH = frozenset(
     }
 )
 NON_TENSOR_TORCH_PREFIXES = (
-    "torch.cuda.", "torch.cpu.", "torch.xpu.", "torch.mps.", "torch.mtia.", "torch.accelerator.", "torch.backends.", "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.",
-    "torch.utils.", "torch.version", "torch.onnx.", "torch.fx.", "torch._C.", "torch._utils.",
+    "torch.cuda.", "torch.cpu.", "torch.xpu.", "torch.mps.", "torch.mtia.", "torch.accelerator.", "torch.backends.",
+    "torch.compiler.", "torch._dynamo.", "torch.jit.", "torch.distributed.", "torch.utils.", "torch.version", "torch.onnx.", "torch.fx.", "torch._C.", "torch._utils.",
     "torch.nn.init.calculate", "torch.library.",
 )
 NON_TENSOR_BUILTINS = frozenset(

@@ -1015,7 +1015,7 @@ class RegionWalker(cst.CSTVisitor):
         outer_rebound, self.rebound = self.rebound, set()
         for case in node.cases:
             narrowed = self._pattern_value(case.pattern) if subject is not None else None
-            self._replace_bindings({**before, subject: narrowed} if narrowed is not None and subject else dict(before))
+            self._replace_bindings({**before, subject: narrowed} if subject and narrowed is not None else dict(before))
             self._walk_conditionally(Branch(None, True), case)
             if not always_leaves(case.body):
                 outcomes.append(self.bindings)
@@ -1213,11 +1213,8 @@ class RegionWalker(cst.CSTVisitor):
         container: TorchDynamo knows the answer while tracing, and only the false branch runs
         (`get_same_padding(ih, ...)` on a size read from `x.shape`). Not an `other` object, which
         may be a tensor subclass the analysis cannot see."""
-        if self.qualname(test.func) != "builtins.isinstance" or len(test.args) != 2:
-            return False
-        classes = test.args[1].value
-        options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-        if not {self.qualname(option) for option in options} <= TENSOR_CLASSES:
+        classes = isinstance_classes(test, self)
+        if classes is None or not classes <= TENSOR_CLASSES:
             return False
         value = self.value(test.args[0].value)
         return (v.is_plain(value) and value != v.OTHER) or isinstance(value, v.Container)
@@ -1661,6 +1658,16 @@ _PYTHON_CLASSES = frozenset({f"builtins.{name}" for name in (
     "int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set", "frozenset", "complex", "slice")})
 
 
+def isinstance_classes(test: cst.Call, walker: "RegionWalker") -> set[str | None] | None:
+    """The qualified names of the classes `isinstance(x, C)` / `isinstance(x, (C, D))` tests
+    (None for one the walker cannot name); None when the call is not such a test."""
+    if len(test.args) != 2 or walker.qualname(test.func) != "builtins.isinstance":
+        return None
+    classes = test.args[1].value
+    options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    return {walker.qualname(option) for option in options}
+
+
 def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[str, v.Value], dict[str, v.Value]]:
     """Names the test pins down: (their values where it is true, where it is false)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -1686,12 +1693,9 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
                 return {name: not_none}, {name: v.OTHER}
         return {}, {}
     if isinstance(test, cst.Call) and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name):
-        called = walker.qualname(test.func)
         name = test.args[0].value.value
-        if called == "builtins.isinstance":
-            classes = test.args[1].value
-            options = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-            qualified = {walker.qualname(option) for option in options}
+        qualified = isinstance_classes(test, walker)
+        if qualified is not None:
             if qualified <= TENSOR_CLASSES:
                 current = walker.bindings.get(name, v.OTHER)
                 return {name: v.TENSOR}, {name: v.OTHER if current in (v.TENSOR, v.MAYBE_TENSOR) else current}
@@ -1707,7 +1711,8 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
                 return {name: v.OTHER}, {}
             # Instances of other classes: `isinstance(edge_index, SparseTensor)` picks the
             # union member that is not a tensor.
-            if None not in qualified and len(qualified) == len(options):
+            classes = test.args[1].value
+            if None not in qualified and len(qualified) == (len(classes.elements) if isinstance(classes, cst.Tuple) else 1):
                 kinds = [walker.project.instance_value(q) for q in qualified if q is not None]
                 if kinds and None not in kinds:
                     return {name: functools.reduce(v.join, [k for k in kinds if k is not None])}, {}
