@@ -196,6 +196,7 @@ def test_declared_annotations_read_as_kinds():
 def test_the_declared_results_are_those_of_the_installed_torch():
     torch = pytest.importorskip("torch")
     data = json.loads((ROOT / "breakscan" / "lint" / "data" / "torch_returns.json").read_text())
-    if torch.__version__ != data["torch"]:
+    if torch.__version__.split(".")[:2] != data["torch"].split(".")[:2]:  # CI and the README install 2.13
         pytest.skip(f"the data is for torch {data['torch']}, this is {torch.__version__}")
-    assert bench_torch_returns().collect() == data, "regenerate with `python bench/torch_returns.py --write`"
+    fresh = bench_torch_returns().collect()
+    assert fresh["entries"] == data["entries"], "regenerate with `python bench/torch_returns.py --write`"
