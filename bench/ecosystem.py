@@ -74,6 +74,7 @@ BASELINE = DATA / "figures.json"
 DETAILS = DATA / "details.txt"
 RECOMPILE_RULES = "BR"  # the ids of recompile rules (breakscan.model.RECOMPILE_RULES): they claim a recompilation
 WORKER = BENCH / "ecosystem_worker.py"
+STUBS = BENCH / "ecosystem_stubs"  # stand-ins for requirements the venv cannot hold (Library.stubs)
 DEFAULT_VENV = BENCH / ".venv-ecosystem"
 CONSTRAINTS = REPO / "constraints.txt"  # torch==2.13.0: an unpinned torch would pull a multi-GB CUDA build
 TORCH = "2.13.0"
@@ -88,6 +89,9 @@ class Library:
     # Library functions the models compile as entry points of their own (not a module's forward): told to
     # the lint as config `roots`, as a user whose training script compiles them would.
     roots: tuple[str, ...] = ()
+    # Requirements that cannot be installed beside the CPU torch (torchvision's PyPI wheels are CUDA builds):
+    # the library is installed without its requirements and the workers import bench/ecosystem_stubs/<name>.
+    stubs: tuple[str, ...] = ()
 
 
 LIBRARIES = [
@@ -168,6 +172,7 @@ LIBRARIES = [
     Library("ncps", "ncps", "1.0.1"),
     Library("conformer", "conformer", "0.3.2"),
     Library("pytorch-msssim", "pytorch_msssim", "1.0.0", roots=("ssim", "ms_ssim")),
+    Library("timm", "timm", "1.0.31", sparse=("models",), stubs=("torchvision",)),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 
@@ -190,9 +195,13 @@ def setup(venv: Path) -> None:
     """Create the venv (reusing the system's torch 2.13.0) and install the pinned libraries."""
     if not venv_python(venv).exists():
         run_checked([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
-    pins = [f"{library.name}=={library.version}" for library in LIBRARIES]
+    pins = [f"{library.name}=={library.version}" for library in LIBRARIES if not library.stubs]
     run_checked([str(venv_python(venv)), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), f"torch=={TORCH}",
                  *pins])
+    stubbed = [f"{library.name}=={library.version}" for library in LIBRARIES if library.stubs]
+    if stubbed:  # their other requirements are among the libraries' above
+        run_checked([str(venv_python(venv)), "-m", "pip", "install", "-q", "--no-deps", "-c", str(CONSTRAINTS),
+                     *stubbed])
     installed = installed_libraries(venv)
     print(f"venv {venv}: torch {installed['torch']['version']}, "
           + ", ".join(f"{library.name} {installed[library.name]['version']}" for library in LIBRARIES))
@@ -241,14 +250,15 @@ def check_pins(installed: dict[str, dict], libraries: Iterable[Library]) -> None
 
 # the ground truth --------------------------------------------------------------------------------
 
-def worker_env() -> dict[str, str]:
-    # The working tree's breakscan and bench/ecosystem_models.py, whatever the venv holds.
-    return {**os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join([str(REPO), str(BENCH)])}
+def worker_env(library: Library) -> dict[str, str]:
+    # The working tree's breakscan and bench/ecosystem_models.py, whatever the venv holds; the library's stubs.
+    stubs = [str(STUBS)] if library.stubs else []
+    return {**os.environ, **OFFLINE, "PYTHONPATH": os.pathsep.join([*stubs, str(REPO), str(BENCH)])}
 
 
 def model_names(venv: Path, library: Library) -> list[str]:
     done = subprocess.run([str(venv_python(venv)), str(WORKER), "--list", library.name], capture_output=True,
-                          text=True, env=worker_env())
+                          text=True, env=worker_env(library))
     if done.returncode != 0:
         raise SetupError(f"cannot list the models of {library.name}:\n{done.stderr}")
     return json.loads(done.stdout)
@@ -260,7 +270,8 @@ def run_worker(venv: Path, library: Library, model: str, mode: str, timeout: flo
         result_path = os.path.join(folder, "result.json")
         command = [str(venv_python(venv)), str(WORKER), library.name, library.package, model, mode, result_path]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=worker_env())
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                  env=worker_env(library))
         except subprocess.TimeoutExpired:
             return {"status": "failed", "error": f"timeout after {timeout:.0f} s"}
         if not os.path.exists(result_path):

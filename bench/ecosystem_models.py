@@ -2012,6 +2012,28 @@ MSSSIM = [
 ]
 
 
+# timm --------------------------------------------------------------------------------------------
+
+def _timm(name: str, size: int = 224, **options: Any) -> Built:
+    import timm
+
+    model = timm.create_model(name, pretrained=False, num_classes=10, **options)
+    return model, (torch.randn(1, 3, size, size),), {}
+
+
+TIMM = [Spec(name, partial(_timm, name, size)) for name, size in (
+    ("resnet18", 64), ("efficientnet_b0", 64), ("mobilenetv3_small_050", 64), ("regnetx_002", 64),
+    ("ghostnet_100", 64), ("rexnet_100", 64), ("dla34", 64), ("nfnet_l0", 64), ("tresnet_m", 64),
+    ("convnext_atto", 64), ("poolformer_s12", 64), ("repvit_m1", 64), ("inception_next_tiny", 64),
+    ("mambaout_femto", 64), ("hrnet_w18_small", 64), ("edgenext_xx_small", 64), ("mobilevit_xxs", 64),
+    ("fastvit_t8", 64), ("vit_tiny_patch16_224", 224), ("eva02_tiny_patch14_224", 224),
+    ("cait_xxs24_224", 224), ("xcit_nano_12_p16_224", 224), ("levit_128s", 224), ("pit_ti_224", 224),
+    ("crossvit_tiny_240", 240), ("swin_tiny_patch4_window7_224", 224), ("maxvit_nano_rw_256", 256),
+    ("coatnet_nano_rw_224", 224), ("twins_pcpvt_small", 224), ("hiera_tiny_224", 224),
+    ("gcvit_xxtiny", 224), ("sequencer2d_s", 224),
+)]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2061,4 +2083,5 @@ MODELS: dict[str, list[Spec]] = {
     "ncps": NCPS,
     "conformer": CONFORMER,
     "pytorch-msssim": MSSSIM,
+    "timm": TIMM,
 }

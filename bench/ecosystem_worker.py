@@ -49,6 +49,8 @@ from breakscan.confirm.capture import capturing, without_guard_profiling  # noqa
 from breakscan.confirm.recompiles import merge_recompiles  # noqa: E402
 from breakscan.confirm.registry import load_registry  # noqa: E402
 
+# Where the models run: the CPU, as `truth` stores them; a GPU machine's check sets ECOSYSTEM_DEVICE=cuda.
+DEVICE = torch.device(os.environ.get("ECOSYSTEM_DEVICE", "cpu"))
 CALLS = 3  # calls of the compiled model: breaks are the first call's, recompiles those of all three
 
 # Where a path in a break's reason is installed (the venv's folder): left out of the stored data.
@@ -150,7 +152,8 @@ def build(library: str, name: str):
     torch.manual_seed(0)
     target, args, kwargs = spec.build()
     if isinstance(target, torch.nn.Module):
-        target.train(spec.train)
+        target.train(spec.train).to(DEVICE)
+    args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(DEVICE), (args, kwargs))
     return spec, target, args, kwargs
 
 

@@ -18,6 +18,7 @@ class RnnModuleCall(Rule):
     message = "TorchDynamo does not trace nn.RNN/GRU/LSTM: calling one skips the whole function, which runs eagerly"
     fix_hint = "set torch._dynamo.config.allow_rnn = True, or unroll with nn.LSTMCell/GRUCell, or compile around the RNN"
     captured_by = ("allow_rnn",)
+    skips_frame = True  # the wrapping fails at the attribute's load, where TorchDynamo cannot resume
     docs = """
     ## What it does
     Flags calls to `nn.RNN`, `nn.GRU` and `nn.LSTM` submodules (`self.lstm(x)`) in compiled code.
@@ -26,6 +27,8 @@ class RnnModuleCall(Rule):
     With the default `torch._dynamo.config.allow_rnn=False`, TorchDynamo 2.13 refuses to wrap
     these modules (GB0014 "Attempted to wrap RNN, GRU, or LSTM") and cannot resume after them:
     it skips the whole frame, so the `forward` that calls the RNN runs eagerly on every call.
+    What follows the call in that function then runs eagerly too and does not break (a second
+    RNN call there included): breakscan reports the first.
     The cell modules (`nn.LSTMCell`, `nn.GRUCell`, `nn.RNNCell`) are traced and not flagged.
 
     ## Example
@@ -50,11 +53,13 @@ class RnnModuleCall(Rule):
                 def __init__(self):
                     super().__init__()
                     self.lstm = nn.LSTM(8, 8, batch_first=True)
+                    self.back = nn.LSTM(8, 8, batch_first=True)
                     self.decoder = nn.Linear(8, 4)
 
                 def forward(self, x):
                     h = torch.tanh(x)
                     out, _ = self.lstm(h)  # break
+                    out, _ = self.back(out)  # eager: TorchDynamo skipped the frame at the first call
                     return self.decoder(out)
         """, entry="Model()", inputs="torch.randn(2, 3, 8)"),
     )
