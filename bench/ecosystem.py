@@ -173,6 +173,7 @@ LIBRARIES = [
     Library("conformer", "conformer", "0.3.2"),
     Library("pytorch-msssim", "pytorch_msssim", "1.0.0", roots=("ssim", "ms_ssim")),
     Library("timm", "timm", "1.0.31", sparse=("models",), stubs=("torchvision",)),
+    Library("vit-pytorch", "vit_pytorch", "1.26.11", stubs=("torchvision",)),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

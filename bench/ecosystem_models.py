@@ -2034,6 +2034,58 @@ TIMM = [Spec(name, partial(_timm, name, size)) for name, size in (
 )]
 
 
+# vit-pytorch -------------------------------------------------------------------------------------
+
+_VIT = dict(image_size=32, patch_size=8, num_classes=10, dim=32, depth=2, heads=2, mlp_dim=64, dim_head=16)
+_VIDEO = dict(image_patch_size=8, frames=4, frame_patch_size=2)
+
+
+def _vit(module: str, name: str, size: int = 32, drop: tuple[str, ...] = (), **options: Any) -> Built:
+    import importlib
+
+    model = getattr(importlib.import_module(f"vit_pytorch.{module}"), name)(
+        **{key: value for key, value in {**_VIT, **options}.items() if key not in drop})
+    shape = (1, 3, options["frames"], size, size) if "frames" in options else (1, 3, size, size)
+    return model, (torch.randn(*shape),), {}
+
+
+VIT_PYTORCH = [Spec(module, partial(_vit, module, name)) for module, name in (
+    ("vit", "ViT"), ("simple_vit", "SimpleViT"), ("deepvit", "DeepViT"), ("jet_vit", "JetViT"),
+    ("jumbo_vit", "JumboViT"), ("learnable_memory_vit", "ViT"), ("mp3", "ViT"),
+    ("na_vit", "NaViT"), ("na_vit_nested_tensor", "NaViT"), ("normalized_vit", "nViT"), ("parallel_vit", "ViT"),
+    ("rvt", "RvT"), ("simple_flash_attn_vit", "SimpleViT"), ("simple_uvit", "SimpleUViT"),
+    ("simple_vit_attn_residual", "SimpleViTAttnResidual"), ("simple_vit_orthog_residual_update", "SimpleViT"),
+    ("simple_vit_with_patch_dropout", "SimpleViT"), ("simple_vit_with_qk_norm", "SimpleViT"),
+    ("simple_vit_with_register_tokens", "SimpleViT"), ("simple_vit_with_relative_proj_pos_bias", "SimpleViT"),
+    ("simple_vit_with_sparse_gating", "SimpleViTWithSparseGating"), ("simple_vit_with_specialized_cls", "SimpleViT"),
+    ("simple_vit_with_value_residual", "SimpleViT"), ("attn_residual_with_dca_simple_vit", "SimpleViT"),
+    ("vat", "ViT"), ("vit_5", "ViT"), ("vit_detpool", "ViTDetPool"),
+    ("vit_for_small_dataset", "ViT"), ("vit_with_decorr", "ViT"), ("vit_with_keel_post_ln", "ViT"),
+    ("vit_with_patch_dropout", "ViT"), ("vit_with_patch_merger", "ViT"),
+)] + [
+    Spec("cait", partial(_vit, "cait", "CaiT", cls_depth=1)),
+    Spec("xcit", partial(_vit, "xcit", "XCiT", cls_depth=1)),
+    Spec("pit", partial(_vit, "pit", "PiT", depth=(1, 1))),
+    Spec("nest", partial(_vit, "nest", "NesT", drop=("depth", "mlp_dim", "dim_head"), patch_size=4,
+                         num_hierarchies=2, block_repeats=(1, 1))),
+    Spec("mobile_vit", partial(_vit, "mobile_vit", "MobileViT", size=64,
+                               drop=("patch_size", "depth", "heads", "mlp_dim", "dim_head", "dim"),
+                               image_size=(64, 64), dims=[32, 32, 48],
+                               channels=[8, 8, 16, 16, 24, 24, 32, 32, 48, 48, 64])),
+    Spec("vit_3d", partial(_vit, "vit_3d", "ViT", drop=("patch_size",), **_VIDEO)),
+    Spec("simple_vit_3d", partial(_vit, "simple_vit_3d", "SimpleViT", drop=("patch_size",), **_VIDEO)),
+    Spec("vivit", partial(_vit, "vivit", "ViViT", drop=("patch_size", "depth"), spatial_depth=1,
+                          temporal_depth=1, **_VIDEO)),
+    Spec("ats_vit", partial(_vit, "ats_vit", "ViT", max_tokens_per_depth=(16, 8))),
+    Spec("simple_vit_with_hyper_connections", partial(_vit, "simple_vit_with_hyper_connections", "SimpleViT",
+                                                      num_residual_streams=2)),
+    Spec("wwt", partial(_vit, "wwt", "WWT", num_slots=4)),
+    Spec("looped_vit", partial(_vit, "looped_vit", "LoopedViT", drop=("depth",), pre_loop_depth=1,
+                               num_looped_blocks=1, post_loop_depth=1, loop_depth=2)),
+    Spec("t2t", partial(_vit, "t2t", "T2TViT", drop=("patch_size",))),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2084,4 +2136,5 @@ MODELS: dict[str, list[Spec]] = {
     "conformer": CONFORMER,
     "pytorch-msssim": MSSSIM,
     "timm": TIMM,
+    "vit-pytorch": VIT_PYTORCH,
 }

@@ -3,7 +3,9 @@ torch: its type stubs (`torch/_C/*.pyi`) for the functions written in C++, the a
 ones written in Python. The lint reads the result, breakscan/lint/data/torch_returns.json, for a
 torch call the catalogue did not probe: `torch.is_autocast_cpu_enabled()` is a Python bool, not a
 tensor. Only answers every overload agrees on are kept; `Optional[Tensor]` and other unions, and
-types it cannot read, are left out (the lint then keeps its default).
+types it cannot read, are left out (the lint then keeps its default). It also lists the fields of
+the named tuples of tensors any overload returns (`torch.return_types.max`: `values`, `indices`), so
+that `x.max(dim=-1).values` is a tensor.
 
     python bench/torch_returns.py --write    # write the data for the installed torch
     python bench/torch_returns.py --check    # differences between the installed torch and the file
@@ -16,7 +18,9 @@ import ast
 import inspect
 import json
 import os
+import re
 import sys
+import types
 import typing
 from collections.abc import Iterator
 
@@ -198,11 +202,16 @@ def collect() -> dict[str, object]:
 
     torch_dir = os.path.dirname(torch.__file__)
     entries = {}
+    named_tuples = set()
     for key, texts in _declared(torch_dir):
+        named_tuples.update(name for text in texts for name in re.findall(r"torch\.return_types\.(\w+)", text))
         kinds = {kind_of(text) for text in texts}
         if len(kinds) == 1 and None not in kinds:
             entries[key] = {"returns": sorted(set(texts)), "kind": kinds.pop()}
-    return {"format": FORMAT, "torch": torch.__version__, "entries": dict(sorted(entries.items()))}
+    fields = {field for name in named_tuples for field, member in vars(getattr(torch.return_types, name)).items()
+              if isinstance(member, types.MemberDescriptorType)}
+    return {"format": FORMAT, "torch": torch.__version__, "entries": dict(sorted(entries.items())),
+            "result_fields": sorted(fields)}
 
 
 def main() -> int:
@@ -225,7 +234,9 @@ def main() -> int:
     differences = sorted(key for key in fresh.keys() | old.keys() if fresh.get(key) != old.get(key))
     for key in differences:
         print(f"{key}: stored {old.get(key)}, installed torch {fresh.get(key)}")
-    return 1 if differences else 0
+    if data["result_fields"] != stored["result_fields"]:
+        print(f"result fields: stored {stored['result_fields']}, installed torch {data['result_fields']}")
+    return 1 if differences or data["result_fields"] != stored["result_fields"] else 0
 
 
 if __name__ == "__main__":

@@ -115,12 +115,24 @@ def call(qualified: str, *, args: str | None = None, config: str = DEFAULT) -> E
 
 
 @lru_cache(maxsize=1)
-def _declared_results() -> dict[str, Result]:
+def _declared() -> dict:
     with open(DECLARED_PATH, encoding="utf-8") as handle:
         data = json.load(handle)
     if data.get("format") != FORMAT:
         raise ValueError(f"{DECLARED_PATH}: format {data.get('format')!r}, expected {FORMAT}")
-    return {key: entry["kind"] for key, entry in data["entries"].items()}
+    return data
+
+
+@lru_cache(maxsize=1)
+def _declared_results() -> dict[str, Result]:
+    return {key: entry["kind"] for key, entry in _declared()["entries"].items()}
+
+
+@lru_cache(maxsize=1)
+def result_fields() -> frozenset[str]:
+    """The fields of the named tuples of tensors torch's functions return (`torch.return_types.sort`:
+    `values`, `indices`): each holds a tensor."""
+    return frozenset(_declared()["result_fields"])
 
 
 def declared_result(qualified: str) -> Result | None:

@@ -14,6 +14,7 @@ import ast
 import dataclasses
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -512,15 +513,20 @@ def _result_kind(result: str, items: str | None) -> Kind:
     return _RESULT_KINDS.get(result, OTHER)
 
 
-def probed_kind(key: str, positional: list[Value], keywords: frozenset[str] = frozenset()) -> Kind | None:
+def probed_kind(key: str, positional: list[Value], keywords: Mapping[str, Value] | None = None) -> Kind | None:
     """What a call of `key` ("torch.Tensor.max", "torch.where") returns, from the catalogue's probe
-    most like this call: same keywords and number of arguments, then the same arguments tensors;
-    None when nothing like it was probed."""
+    most like this call: same keywords and number of arguments, then the same arguments tensors.
+    Keyword arguments no probe passed by name are matched as the positional ones they stand for
+    (`x.max(dim=-1)` as `x.max(-1)`, a named tuple); None when nothing like it was probed."""
     forms = _forms(key)
     if not forms:
         return None
+    keywords = keywords or {}
     tensors = tuple(value in (TENSOR, MAYBE_TENSOR, TENSORS) for value in positional)
-    alike = [f for f in forms if f.keywords == keywords and len(f.positional) == len(tensors)]
+    alike = [f for f in forms if f.keywords == frozenset(keywords) and len(f.positional) == len(tensors)]
+    if not alike and keywords:
+        tensors += tuple(value in (TENSOR, MAYBE_TENSOR, TENSORS) for value in keywords.values())
+        alike = [f for f in forms if not f.keywords and len(f.positional) == len(tensors)]
     exact = [f for f in alike if f.positional == tensors]
     chosen = (exact or alike)[:1]
     if not chosen:

@@ -660,6 +660,8 @@ class RegionWalker(cst.CSTVisitor):
             if self.project.method(classes, attr) is not None:
                 return v.MethodValue(self._instance_classes(base), frozenset({attr}))  # `f = self.step`
             return v.OTHER
+        if base == v.TENSORS and attr in catalogue.result_fields() and v.sort_of(base) != "dict":
+            return v.TENSOR  # `x.max(dim=-1).values`: a field of torch's named tuple of tensors
         if base in (v.TENSOR, v.MAYBE_TENSOR, v.TENSORS):
             if attr in v.TENSOR_ATTRIBUTES:
                 return base
@@ -777,7 +779,11 @@ class RegionWalker(cst.CSTVisitor):
         qualified = self.qualname(func)
         if qualified:
             if qualified.startswith("torch."):
-                probed = v.probed_kind(qualified, *self._argument_kinds(node))
+                positional, keywords = self._argument_kinds(node)
+                probed = v.probed_kind(qualified, positional, keywords)
+                if probed is None and qualified.count(".") == 1 and positional[:1] == [v.TENSOR]:
+                    # `torch.median(x, dim=0)` is `x.median(dim=0)`: the method's probes answer too
+                    probed = v.probed_kind(f"torch.Tensor.{qualified[6:]}", positional[1:], keywords)
                 return probed if probed is not None else v.torch_call_value(qualified)
             if qualified.startswith("numpy.") and self.dynamo.enabled("trace_numpy") and qualified[6:7].islower():
                 # TorchDynamo traces NumPy calls as tensor computations (trace_numpy): even on
@@ -858,10 +864,10 @@ class RegionWalker(cst.CSTVisitor):
             return tuple(sorted(name for name in value.names if self.project.find_class(name) is not None))
         return ()
 
-    def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], frozenset[str]]:
-        """The kinds of a call's positional arguments, and its keywords' names."""
+    def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], dict[str, v.Value]]:
+        """The kinds of a call's positional arguments, and of its keyword arguments by name (in order)."""
         positional = [self.value(a.value) for a in call.args if a.keyword is None and not a.star]
-        return positional, frozenset(a.keyword.value for a in call.args if a.keyword is not None)
+        return positional, {a.keyword.value: self.value(a.value) for a in call.args if a.keyword is not None}
 
     def _imported(self, func: cst.BaseExpression) -> bool:
         """Whether the called name comes from an import statement (module-level or local)."""

@@ -200,3 +200,4 @@ def test_the_declared_results_are_those_of_the_installed_torch():
         pytest.skip(f"the data is for torch {data['torch']}, this is {torch.__version__}")
     fresh = bench_torch_returns().collect()
     assert fresh["entries"] == data["entries"], "regenerate with `python bench/torch_returns.py --write`"
+    assert fresh["result_fields"] == data["result_fields"], "regenerate with `python bench/torch_returns.py --write`"

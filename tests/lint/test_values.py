@@ -3,6 +3,7 @@
 import pytest
 
 from breakscan.config import load_config
+from breakscan.lint import catalogue
 from breakscan.lint import values as v
 from breakscan.lint.linter import lint_paths
 from tests.helpers import lint_source
@@ -416,3 +417,25 @@ def fn(x):
     return pick(x, "steps", steps=2, gate=x)
 """)
     assert outcome.findings == []
+
+
+def test_a_keyword_no_probe_passed_by_name_matches_the_positional_form_it_stands_for():
+    assert v.probed_kind("torch.Tensor.max", [], {"dim": v.INT}) == v.TENSORS  # as x.max(-1)
+    assert v.probed_kind("torch.max", [v.TENSOR], {"dim": v.INT}) == v.TENSORS  # as torch.max(x, 0)
+    assert v.probed_kind("torch.max", [v.TENSOR], {"other": v.TENSOR}) == v.TENSOR  # as torch.max(x, y)
+    assert v.probed_kind("torch.Tensor.max", [], {"dim": v.INT, "keepdim": v.BOOL}) is None  # nothing like it
+
+
+def test_the_fields_of_torchs_named_tuples_are_tensors(tmp_path):
+    assert {"values", "indices"} <= catalogue.result_fields()
+    outcome = lint_source(tmp_path, """\
+import torch
+
+@torch.compile
+def fn(x, pairs: dict):
+    top = torch.topk(x, 2, dim=0).values
+    kept = x[top > 0]
+    return kept, pairs.values
+""")
+    assert not outcome.errors
+    assert [(f.rule, f.line) for f in outcome.findings] == [("BS302", 6)]

@@ -51,6 +51,16 @@ class BooleanMaskIndex(Rule):
 
             @torch.compile
             def fn(x):
+                top = x.max(dim=-1).values  # a field of the named tuple torch returns: a tensor
+                median = torch.median(x, dim=0).values
+                rows = x[top > 0]  # break
+                return rows, x[:, median > 0]  # break
+        """, inputs="torch.randn(4, 3)"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
                 finite = ~torch.isnan(x)
                 kept = x[finite]  # break
                 return kept * 2
