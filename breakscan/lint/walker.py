@@ -232,6 +232,10 @@ class RegionContext:
         """Whether `bool(node)` needs a tensor's data: a tensor, not an optional tensor's None check."""
         return self._walker.value(node) == v.TENSOR
 
+    def sort_keys(self, items: cst.BaseExpression, key: cst.BaseExpression | None) -> v.Value:
+        """What a sort of `items` compares: an item, or what the `key=` function gives for one."""
+        return self._walker.sort_keys(items, key)
+
     def decided(self, test: cst.BaseExpression) -> bool | None:
         """What TorchDynamo knows a test to be while tracing (an `is_compiling()` guard, a None
         check on a name known to be None...); None when it depends on run-time values."""
@@ -1345,14 +1349,42 @@ class RegionWalker(cst.CSTVisitor):
     def _mapped_value(self, function: cst.Lambda, iterables: list[cst.BaseExpression]) -> v.Value:
         """`map(lambda x: x.shape[1] > 0, (q, k))`: what the lambda gives for the elements of
         what it is mapped over (Python bools here, not tensors)."""
-        elements = [self._element_of(self.value(iterable)) for iterable in iterables]
+        return v.container(elements=self._lambda_result(function, [self._iterated(i) for i in iterables]))
+
+    def _lambda_result(self, function: cst.Lambda, arguments: list[v.Value]) -> v.Value:
+        """What a lambda's body gives with its parameters bound to `arguments`."""
         outer, rebound, positions = dict(self.bindings), set(self.rebound), dict(self._parameter_positions)
-        for parameter, element in zip(_all_params(function.params), elements):
-            self._set(parameter.name.value, element)
+        for parameter, argument in zip(_all_params(function.params), arguments):
+            self._set(parameter.name.value, argument)
         found = self.value(function.body)
         self._replace_bindings(outer)
         self.rebound, self._parameter_positions = rebound, positions
-        return v.container(elements=found)
+        return found
+
+    def _iterated(self, iterable: cst.BaseExpression) -> v.Value:
+        """What iterating `iterable` gives; a dict's `items()` gives (key, value) tuples and its
+        `values()` its values."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+            view = iterable.func.attr.value
+            owner = self.value(iterable.func.value)
+            if view in ("items", "values") and v.sort_of(owner) == "dict":
+                values = v.held(owner)
+                if values is not None:
+                    return values if view == "values" else v.container(items=(v.STR, values), sort="tuple")
+        return self._element_of(self.value(iterable))
+
+    def sort_keys(self, items: cst.BaseExpression, key: cst.BaseExpression | None) -> v.Value:
+        item = self._iterated(items)
+        if key is None:
+            return item
+        if isinstance(key, cst.Lambda):
+            return self._lambda_result(key, [item])
+        if isinstance(key, cst.Attribute) and key.attr.value in ("get", "__getitem__"):  # `key=scores.get`
+            return v.held(self.value(key.value)) or v.UNKNOWN
+        qualified = self.qualname(key)
+        if qualified is not None and qualified.startswith("torch.") and item in (v.TENSOR, v.TENSORS):
+            return v.torch_call_value(qualified)  # `key=torch.norm`
+        return v.UNKNOWN
 
     def _visit_function(self, node: cst.FunctionDef) -> bool:
         decorators = {self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators}
