@@ -655,6 +655,9 @@ class RegionWalker(cst.CSTVisitor):
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
                     self.project.is_module_class(info) for info in classes):
                 return v.TENSOR
+            if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
+                    name.startswith("torch.nn.") for name in base.classes):
+                return v.MAYBE_TENSOR  # torch's layers: None when built without it (`bias=False`)
             if attr == "training":
                 return v.BOOL
             prop = self._property(node)

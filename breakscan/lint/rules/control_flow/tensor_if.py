@@ -36,6 +36,27 @@ class TensorIf(Rule):
     """
     invalid = (
         Example("""
+            import torch
+            from torch import nn
+
+            class Base(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(4, 4)
+
+                @property
+                def gain(self):
+                    return self.proj.weight.norm()  # a torch layer's weight: a tensor
+
+            class Model(Base):
+                def forward(self, x):
+                    if self.proj.bias is not None:
+                        x = x + 1
+                    if self.gain > 1:  # break
+                        x = x * 2
+                    return self.proj(x)
+        """, entry="Model()", inputs="torch.randn(2, 4)"),
+        Example("""
             import numpy as np
             import torch
 
