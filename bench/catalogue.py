@@ -65,6 +65,7 @@ INPUTS = {
     "i": "torch.tensor([0, 2])",  # an index tensor
     "w": "torch.rand(4, 4, requires_grad=True)",  # a leaf that requires grad
     "r": "torch.get_rng_state()",  # a generator state (a uint8 tensor)
+    "e": "torch.quasirandom.SobolEngine(4)",  # a torch object built outside the compiled code
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -441,6 +442,14 @@ TORCH_CALLS = [
     "torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False)", "torch.vmap(torch.sin)(x)",
     "torch.func.grad(lambda t: t.sin().sum())(x)", "torch.cond(s > 1, torch.sin, torch.cos, (x,))",
     "torch.nonzero_static(x, size=16)", "torch.sym_int(x.shape[0] / 2)", "torch.sym_max(x.shape[0], 2)",
+    # Modules on TorchDynamo's skip list (MOD_SKIPLIST): which of their functions it special-cases
+    # can only be told by probing each.
+    "torch.cpu.is_available()", "torch.cpu.device_count()", "torch.cpu.current_device()",
+    "torch.cpu.synchronize()", "torch.quasirandom.SobolEngine(4)",
+]
+# Methods of torch's own objects, given one built outside the compiled code: (key, code).
+TORCH_OBJECT_CALLS = [
+    ("torch.quasirandom.SobolEngine.draw", "e.draw(2)"), ("torch.quasirandom.SobolEngine.reset", "e.reset()"),
 ]
 FUNCTIONAL_CALLS = [
     "F.relu(x)", "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.softmax(x, dim=-1)",
@@ -488,6 +497,8 @@ def function_probes(catalogue: Catalogue) -> None:
     for category, calls in (("torch", TORCH_CALLS), ("functional", FUNCTIONAL_CALLS)):
         for code in calls:
             catalogue.probes.append(expression_probe(_key_of(code), category, code, args="tensor"))
+    for key, code in TORCH_OBJECT_CALLS:
+        catalogue.probes.append(expression_probe(key, "torch", code, args="tensor"))
     curated = {_key_of(code) for code in TORCH_CALLS + FUNCTIONAL_CALLS}
     ops = sorted(n for n in dir(torch._C._VariableFunctions) if not n.startswith("_") and not n.endswith("_"))
     public_f = sorted(n for n in dir(F) if n[:1].islower() and callable(getattr(F, n))

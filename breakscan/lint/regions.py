@@ -850,6 +850,8 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
     one resting on warnings alone becomes a warning."""
     if finding.if_callees_break and not any(map(breaks, finding.if_callees_break)):
         return False
+    if finding.unless_callees_break and all(map(breaks, finding.unless_callees_break)):
+        return False  # an object built by one of several classes: only when each `__init__` breaks
     if finding.if_breaks_within:
         # Only the function's own findings there: a helper called there may break on other paths
         # than the one taken (kornia's `to_tensor` of an image, given a tensor).

@@ -56,6 +56,9 @@ class RawFinding:
     only_if_eager: bool = False
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
+    # It breaks only when none of these functions (by key) breaks first; dropped by the region pass
+    # when one does (an object whose `__init__` breaks is built before the frame it is used in).
+    unless_callees_break: tuple[str, ...] = ()
     # It breaks only when a construct under one of these nodes breaks (a finding of the function
     # there); kept or dropped by the region pass.
     if_breaks_within: tuple[cst.CSTNode, ...] = ()
@@ -269,7 +272,7 @@ class RegionContext:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
                only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
-               if_breaks_within: tuple[cst.CSTNode, ...] = (),
+               unless_callees_break: tuple[FunctionInfo, ...] = (), if_breaks_within: tuple[cst.CSTNode, ...] = (),
                start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
                guard: cst.BaseExpression | None = None) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
@@ -277,7 +280,8 @@ class RegionContext:
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
         where the function runs eagerly after a break TorchDynamo cannot resume from (the region
         pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
-        when one of these functions breaks (the region pass keeps it then, and drops it else).
+        when one of these functions breaks (the region pass keeps it then, and drops it else);
+        `unless_callees_break`: it breaks only when none of these does.
         `if_breaks_within`: the construct breaks only when something under these nodes breaks
         (the region pass keeps it then, a warning when what breaks there is one).
         `start_at`: the node whose start the finding's span starts at, when TorchDynamo reports the
@@ -307,6 +311,7 @@ class RegionContext:
                        order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
+                       unless_callees_break=tuple(f.key for f in unless_callees_break),
                        if_breaks_within=if_breaks_within, arms=walker.arms,
                        start=start_at, end=end_at if end_at is not node else None)
         )

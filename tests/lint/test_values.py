@@ -307,6 +307,28 @@ def fn(x):
     assert by_line[7].severity == "error"
 
 
+def test_a_torch_class_or_function_dynamo_skips_breaks_whatever_it_is_given(tmp_path):
+    outcome = lint_source(tmp_path, """\
+import torch
+from elsewhere import dimension_of
+from torch.quasirandom import SobolEngine
+
+class Sampler(torch.nn.Module):
+    def __init__(self, x):
+        super().__init__()
+        self.engine = SobolEngine(dimension=dimension_of(x))
+
+    def forward(self, x):
+        return x + self.engine.draw(2)
+
+@torch.compile
+def fn(x):
+    return Sampler(x)(x)
+""")
+    by_line = {f.line: f.severity for f in outcome.findings if f.rule == "BS507"}
+    assert by_line == {8: "error", 11: "error"}  # GB0008 on the skipped class and on its method
+
+
 def test_a_builtin_stepping_through_a_generator_whose_items_break_breaks_at_the_call(tmp_path):
     outcome = lint_source(tmp_path, """\
 import torch

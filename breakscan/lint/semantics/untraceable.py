@@ -188,8 +188,10 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
     whatever it was given (`torch.equal(a, b)` over a list it cannot see into)."""
     func = node.func
     qualified = ctx.qualname(func)
-    if qualified is None and isinstance(func, cst.Attribute) and ctx.value(func.value) == v.TENSOR:
-        qualified = f"torch.Tensor.{func.attr.value}"
+    method = qualified is None and isinstance(func, cst.Attribute)
+    if method:
+        assert isinstance(func, cst.Attribute)
+        qualified = _object_method(ctx.value(func.value), func.attr.value)
     if qualified is None or not qualified.startswith("torch.") or any(a.star for a in node.args):
         return None
     if _owned_elsewhere(qualified):
@@ -197,7 +199,7 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
     arguments = [a.value for a in node.args]
     kinds = [ctx.value(a) for a in arguments]
     given: str | None = "any"
-    if not qualified.startswith("torch.Tensor."):
+    if not method and not qualified.startswith("torch.Tensor."):
         if any(kind == v.TENSOR or kind == v.TENSORS for kind in kinds):
             given = "tensor"
         elif all(v.is_plain(kind) for kind in kinds):
@@ -209,6 +211,8 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
               and (entry.config == catalogue.DEFAULT or _setting_holds(entry.config, ctx))]
     if given is None:
         if probes and all(entry.breaks and entry.gb_ids for entry in probes) and not _captured_under(qualified, ctx):
+            if all(set(entry.gb_ids) <= _SKIPPED for entry in probes):
+                return probes[0], None  # a function or class TorchDynamo skips: whatever it is given
             return probes[0], next(a for a, kind in zip(arguments, kinds) if not v.is_plain(kind))
         return None
     for entry in probes:
@@ -216,6 +220,22 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
             return entry, None
+    return None
+
+
+# "Attempted to call / inline function marked as skipped": the call breaks before its arguments matter.
+_SKIPPED = frozenset({"GB0007", "GB0008"})
+
+
+def _object_method(owner: v.Value, name: str) -> str | None:
+    """`x.allclose` -> "torch.Tensor.allclose"; `engine.draw` on a `torch.quasirandom.SobolEngine`
+    -> "torch.quasirandom.SobolEngine.draw" (an object of one torch class whose method was probed)."""
+    if owner == v.TENSOR:
+        return f"torch.Tensor.{name}"
+    if isinstance(owner, v.ModuleValue) and len(owner.classes) == 1:
+        key = f"{next(iter(owner.classes))}.{name}"
+        if key.startswith("torch.") and catalogue.entries(key, config=None):
+            return key
     return None
 
 

@@ -26,7 +26,9 @@ class FreshObjectMethod(Rule):
     (itself, or in a function it calls). Also any call that breaks while an object the function
     built keeps one of its own methods in an attribute (`self.f = self.f_default` in its
     `__init__`), an nn.Module or not: that bound method has nothing to be rebuilt from either
-    (probed; torchsde's `ForwardSDE`). Not in a loop, where TorchDynamo skips the frame instead.
+    (probed; torchsde's `ForwardSDE`). Not in a loop, where TorchDynamo skips the frame instead,
+    nor when the object's `__init__` breaks: the object is then built before the frame
+    TorchDynamo resumes in, where it is an object passed in (botorch's `NormalQMCEngine`).
 
     ## Why is this bad?
     To resume after a graph break inside a call, TorchDynamo rebuilds the caller's frame in
@@ -128,6 +130,23 @@ class FreshObjectMethod(Rule):
         Example("""
             import torch
 
+            class Engine:
+                def __init__(self, x):
+                    torch._dynamo.graph_break()  # break (another rule)
+                    self.x = x
+
+                def step(self):
+                    torch._dynamo.graph_break()  # break (another rule)
+                    return self.x * 2
+
+            @torch.compile
+            def fn(x):
+                engine = Engine(x)
+                return engine.step() + 1
+        """),
+        Example("""
+            import torch
+
             class Solver:
                 def __init__(self, y):
                     self.y = y
@@ -177,8 +196,13 @@ class FreshObjectMethod(Rule):
         if any(info is None or ctx.is_module_class(info) for info in classes):
             return  # an nn.Module built in the function is another kind of object to TorchDynamo
         callees = ctx.callees(node)
+        # An `__init__` that breaks builds the object before the frame TorchDynamo resumes in:
+        # there it is an object passed in, and its methods' breaks are their own.
+        # (Every class the object may be built from must have one that breaks.)
+        inits = [ctx.method_of(info, "__init__") for info in classes if info is not None]
+        unless = tuple(init for init in inits if init is not None) if None not in inits else ()
         if callees:
-            ctx.report(self, node, if_callees_break=tuple(callees))
+            ctx.report(self, node, if_callees_break=tuple(callees), unless_callees_break=unless)
 
 
 def _keeps_own_methods(value: v.Value, ctx) -> bool:

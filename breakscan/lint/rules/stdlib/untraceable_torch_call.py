@@ -64,6 +64,30 @@ class UntraceableTorchCall(Rule):
         """),
         Example("""
             import torch
+            from torch.quasirandom import SobolEngine
+
+            @torch.compile
+            def fn(x):
+                if torch.cpu.is_available():  # break
+                    x = x + 1
+                torch.cpu.synchronize()
+                engine = SobolEngine(dimension=4, seed=0)  # break
+                return x * 2, engine
+        """),
+        Example("""
+            import torch
+            from torch.quasirandom import SobolEngine
+
+            class Sampler(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.engine = SobolEngine(dimension=4, scramble=True, seed=0)
+
+                def forward(self, x):
+                    return x + self.engine.draw(x.shape[0])  # break
+        """, entry="Sampler()", inputs="torch.randn(3, 4)"),
+        Example("""
+            import torch
             from torch import nn
 
             class Stem(nn.Module):
