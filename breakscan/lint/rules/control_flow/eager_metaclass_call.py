@@ -98,11 +98,12 @@ class EagerMetaclassCall(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if not any(_holds_torch(ctx.value(a.value)) for a in node.args):
-            return
         qualified = ctx.qualname(node.func)
-        held = ctx.value(node.func)  # `solver = SOLVERS[method]`: one of several classes
-        names = {qualified} if qualified else set(held.names) if isinstance(held, v.Callables) else set()
+        if qualified is None:
+            held = ctx.value(node.func)  # `solver = SOLVERS[method]`: one of several classes
+            names = set(held.names) if isinstance(held, v.Callables) else set()
+        else:
+            names = {qualified}
         calls = {}
         for name in names:
             info = ctx.find_class(name)
@@ -110,6 +111,8 @@ class EagerMetaclassCall(Rule):
             call = ctx.method_of(meta, "__call__") if meta is not None else None
             if call is not None:
                 calls[call.key] = call
+        if not calls or not any(_holds_torch(ctx.value(a.value)) for a in node.args):
+            return
         for call in calls.values():
             for found in find_nodes(call.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 assert isinstance(found, cst.Call)

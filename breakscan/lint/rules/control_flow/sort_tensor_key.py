@@ -81,10 +81,13 @@ class SortTensorKey(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
+        named = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if named not in ("sorted", "sort"):
+            return
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if ctx.qualname(func) == "builtins.sorted" and positional:
             items = positional[0]
-        elif (isinstance(func, cst.Attribute) and func.attr.value == "sort" and not positional
+        elif (isinstance(func, cst.Attribute) and named == "sort" and not positional
               and v.sort_of(ctx.value(func.value)) == "list"):
             items = func.value
         else:
