@@ -63,12 +63,18 @@ class Catalogue:
     not_probed: tuple[tuple[str, str, str], ...]  # (category, key, why)
 
 
-@lru_cache(maxsize=1)
-def load() -> Catalogue:
-    with open(DATA_PATH, encoding="utf-8") as handle:
+def _read(path: str) -> dict:
+    """A data file of this package, in the format this code reads."""
+    with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
     if data.get("format") != FORMAT:
-        raise ValueError(f"{DATA_PATH}: format {data.get('format')!r}, expected {FORMAT}")
+        raise ValueError(f"{path}: format {data.get('format')!r}, expected {FORMAT}")
+    return data
+
+
+@lru_cache(maxsize=1)
+def load() -> Catalogue:
+    data = _read(DATA_PATH)
     entries = tuple(
         Entry(key=e["key"], category=e["category"], call=e["call"], args=e["args"], config=e["config"],
               breaks=e["breaks"], gb_ids=tuple(e["gb_ids"]), skips_frame=e["skips_frame"], result=e["result"],
@@ -116,11 +122,7 @@ def call(qualified: str, *, args: str | None = None, config: str = DEFAULT) -> E
 
 @lru_cache(maxsize=1)
 def _declared() -> dict:
-    with open(DECLARED_PATH, encoding="utf-8") as handle:
-        data = json.load(handle)
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{DECLARED_PATH}: format {data.get('format')!r}, expected {FORMAT}")
-    return data
+    return _read(DECLARED_PATH)
 
 
 @lru_cache(maxsize=1)
