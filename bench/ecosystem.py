@@ -174,6 +174,7 @@ LIBRARIES = [
     Library("pytorch-msssim", "pytorch_msssim", "1.0.0", roots=("ssim", "ms_ssim")),
     Library("timm", "timm", "1.0.31", sparse=("models",), stubs=("torchvision",)),
     Library("vit-pytorch", "vit_pytorch", "1.26.11", stubs=("torchvision",)),
+    Library("segmentation-models-pytorch", "segmentation_models_pytorch", "0.6.0", stubs=("torchvision",)),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -2086,6 +2086,43 @@ VIT_PYTORCH = [Spec(module, partial(_vit, module, name)) for module, name in (
 ]
 
 
+# segmentation-models-pytorch ---------------------------------------------------------------------
+
+def _smp(arch: str, encoder: str, size: int = 64) -> Built:
+    import segmentation_models_pytorch as smp
+
+    model = getattr(smp, arch)(encoder_name=encoder, encoder_weights=None, classes=2)
+    return model, (torch.randn(1, 3, size, size),), {}
+
+
+def _smp_loss(name: str, binary: bool = False, **options: Any) -> Built:
+    import segmentation_models_pytorch as smp
+
+    loss = getattr(smp.losses, name)(**options)
+    logits, target = torch.randn(2, 3, 16, 16), torch.randint(0, 3, (2, 16, 16))
+    if binary:
+        logits, target = logits[:, :1], (target[:, None] > 0).float()
+    return loss, (logits, target), {}
+
+
+SMP = [Spec(f"{arch.lower()}_{encoder.replace('-', '_')}", partial(_smp, arch, encoder, size)) for arch, encoder, size in (
+    ("Unet", "efficientnet-b0", 64), ("Unet", "mit_b0", 64), ("Unet", "tu-resnet18", 64),
+    ("UnetPlusPlus", "efficientnet-b0", 64), ("FPN", "efficientnet-b0", 64), ("FPN", "mit_b0", 64),
+    ("PSPNet", "efficientnet-b0", 64), ("DeepLabV3", "efficientnet-b0", 64),
+    ("DeepLabV3Plus", "tu-regnetx_002", 64), ("Linknet", "efficientnet-b0", 64), ("MAnet", "efficientnet-b0", 64),
+    ("PAN", "tu-resnet18", 128), ("UPerNet", "efficientnet-b0", 64), ("Segformer", "mit_b0", 64),
+    ("DPT", "tu-regnetx_002", 64),
+)] + [
+    Spec("dice_loss", partial(_smp_loss, "DiceLoss", mode="multiclass")),
+    Spec("jaccard_loss", partial(_smp_loss, "JaccardLoss", mode="multiclass")),
+    Spec("focal_loss", partial(_smp_loss, "FocalLoss", mode="multiclass")),
+    Spec("tversky_loss", partial(_smp_loss, "TverskyLoss", mode="multiclass")),
+    Spec("lovasz_loss", partial(_smp_loss, "LovaszLoss", mode="multiclass")),
+    Spec("dice_loss_binary", partial(_smp_loss, "DiceLoss", binary=True, mode="binary")),
+    Spec("soft_bce_loss", partial(_smp_loss, "SoftBCEWithLogitsLoss", binary=True)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2137,4 +2174,5 @@ MODELS: dict[str, list[Spec]] = {
     "pytorch-msssim": MSSSIM,
     "timm": TIMM,
     "vit-pytorch": VIT_PYTORCH,
+    "segmentation-models-pytorch": SMP,
 }

@@ -1551,7 +1551,7 @@ class RegionWalker(cst.CSTVisitor):
         callees += self._duck_typed_callees(node, callees)
         if not callees:
             return
-        arguments = [self.value(a.value) for a in node.args if a.keyword is None and not a.star]
+        arguments, spreads = self._passed_positionally(node)
         keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
         if self.project.autograd_forward(self, node) is not None:
             arguments = [v.OTHER, *arguments]  # `forward(ctx, ...)`: `apply` passes the context first
@@ -1559,7 +1559,30 @@ class RegionWalker(cst.CSTVisitor):
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order, arms=self.arms,
-                                              spreads=any(a.star for a in node.args)))
+                                              spreads=spreads))
+
+    def _passed_positionally(self, node: cst.Call) -> tuple[list[v.Value], bool]:
+        """What a call passes by position, a `*tuple` whose items are known spread out
+        (`f(*flatten(x, y))` with `flatten` returning two tensors); and whether it also passes
+        something whose positions or names are not known (`*args`, `**kwargs`), after which
+        nothing more is placed."""
+        arguments: list[v.Value] = []
+        spreads = False
+        for argument in node.args:
+            if argument.keyword is not None or spreads:
+                spreads = spreads or argument.star == "**"
+                continue
+            if argument.star == "*":
+                spread = self.value(argument.value)
+                if isinstance(spread, v.Container) and spread.items is not None and spread.sort != "dict":
+                    arguments.extend(spread.items)
+                else:
+                    spreads = True
+            elif argument.star == "**":
+                spreads = True
+            else:
+                arguments.append(self.value(argument.value))
+        return arguments, spreads
 
     def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:
         """The scanned methods a call of a distinctive method name may run on an object of no

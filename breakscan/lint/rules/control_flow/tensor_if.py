@@ -37,6 +37,25 @@ class TensorIf(Rule):
     invalid = (
         Example("""
             import torch
+
+            def flatten(probas, labels):
+                return probas.reshape(-1, probas.shape[1]), labels.reshape(-1)
+
+            def per_class(probas, labels):
+                kept = []
+                for c in range(probas.size(1)):
+                    fg = (labels == c).type_as(probas)  # `*flatten(...)` passed it: a tensor
+                    if fg.sum() == 0:  # break
+                        continue
+                    kept.append((fg - probas[:, c]).abs().mean())
+                return torch.stack(kept).mean()
+
+            @torch.compile
+            def fn(probas):
+                return per_class(*flatten(probas, probas.argmax(1)))
+        """, inputs="torch.rand(2, 3, 4, 4)"),
+        Example("""
+            import torch
             from torch import nn
 
             class Base(nn.Module):
