@@ -1382,6 +1382,7 @@ class RegionWalker(cst.CSTVisitor):
         return self._element_of(self.value(iterable))
 
     def sort_keys(self, items: cst.BaseExpression, key: cst.BaseExpression | None) -> v.Value:
+        """What a sort of `items` compares (see RegionContext.sort_keys)."""
         item = self._iterated(items)
         if key is None:
             return item
@@ -1570,7 +1571,6 @@ class RegionWalker(cst.CSTVisitor):
         spreads = False
         for argument in node.args:
             if argument.keyword is not None or spreads:
-                spreads = spreads or argument.star == "**"
                 continue
             if argument.star == "*":
                 spread = self.value(argument.value)
