@@ -753,29 +753,32 @@ NFLOWS = [
 
 # torchmetrics ------------------------------------------------------------------------------------
 
+def _metric_inputs(kind: str) -> tuple[torch.Tensor, torch.Tensor]:
+    if kind == "classes":
+        return torch.randn(16, 4).softmax(-1), torch.arange(16) % 4
+    if kind == "binary":
+        return torch.rand(16), torch.arange(16) % 2
+    if kind == "image":
+        return torch.rand(1, 1, 16, 16), torch.rand(1, 1, 16, 16)
+    return torch.randn(16), torch.randn(16)
+
+
 def _metric(name: str, kind: str, **options: Any) -> Built:
     import torchmetrics.functional as functional
 
     metric = getattr(functional, name)
-    if kind == "classes":
-        inputs = (torch.randn(16, 4).softmax(-1), torch.arange(16) % 4)
-    elif kind == "binary":
-        inputs = (torch.rand(16), torch.arange(16) % 2)
-    elif kind == "image":
-        inputs = (torch.rand(1, 1, 16, 16), torch.rand(1, 1, 16, 16))
-    else:
-        inputs = (torch.randn(16), torch.randn(16))
 
     def measure(preds: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         return metric(preds, target, **options)
 
-    return measure, inputs, {}
+    return measure, _metric_inputs(kind), {}
 
 
-def _metric_module(name: str, **options: Any) -> Built:
+def _metric_module(name: str, kind: str = "classes", **options: Any) -> Built:
+    """A metric as a module (`R2Score()(preds, target)`): its forward updates the state and computes."""
     import torchmetrics
 
-    return getattr(torchmetrics.classification, name)(**options), (torch.randn(16, 4).softmax(-1), torch.arange(16) % 4), {}
+    return getattr(torchmetrics.classification if kind == "classes" else torchmetrics, name)(**options), _metric_inputs(kind), {}
 
 
 TORCHMETRICS = [
@@ -789,6 +792,10 @@ TORCHMETRICS = [
     Spec("ssim", partial(_metric, "structural_similarity_index_measure", "image", data_range=1.0)),
     Spec("psnr", partial(_metric, "peak_signal_noise_ratio", "image", data_range=1.0)),
     Spec("multiclass_accuracy_module", partial(_metric_module, "MulticlassAccuracy", num_classes=4)),
+    Spec("r2_score_module", partial(_metric_module, "R2Score", "values")),
+    Spec("mean_squared_error_module", partial(_metric_module, "MeanSquaredError", "values")),
+    Spec("pearson_corrcoef_module", partial(_metric_module, "PearsonCorrCoef", "values")),
+    Spec("binary_auroc_module", partial(_metric_module, "AUROC", "binary", task="binary")),
 ]
 
 

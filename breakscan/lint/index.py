@@ -159,6 +159,10 @@ class ClassInfo:
     # self.<attr> = self.<name>(...): what that method returns, as the object's class has it
     # (`self.reducer = self.get_default_reducer()`, overridden per loss): attr -> method names.
     attr_factories: dict[str, set[str]] = field(default_factory=dict)
+    # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
+    annotated: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # A dataclass or a NamedTuple: its constructor takes the annotated names, in order.
+    record: bool = False
 
 
 @dataclass
@@ -789,7 +793,13 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
     index.classes[info.name] = info
     if not isinstance(node.body, cst.IndentedBlock):
         return
+    info.record = any(name in _RECORD_MAKERS for name in (*_decorators(index, node), *bases))
     for statement in node.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+                        and index.qualify(dotted_name(_unsubscripted(small.annotation.annotation))) not in _CLASS_VARIABLES):
+                    info.annotated[small.target.value] = small.annotation.annotation
         if isinstance(statement, cst.FunctionDef):
             method = FunctionInfo(
                 index, f"{info.name}.{statement.name.value}", statement, top, info.name, _decorators(index, statement),
@@ -799,6 +809,15 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
             index.functions[method.qualname] = method
             if _is_setup_method(statement.name.value):
                 _SelfAttributeCollector(index, info, statement).run(statement.body)
+
+
+# What makes a class's constructor take its annotated names: `@dataclass`, a NamedTuple base.
+_RECORD_MAKERS = frozenset({"dataclasses.dataclass", "typing.NamedTuple", "typing_extensions.NamedTuple"})
+_CLASS_VARIABLES = frozenset({"typing.ClassVar", "typing.Final", "typing_extensions.ClassVar", "typing_extensions.Final"})
+
+
+def _unsubscripted(annotation: cst.BaseExpression) -> cst.BaseExpression:
+    return annotation.value if isinstance(annotation, cst.Subscript) else annotation
 
 
 def _is_setup_method(name: str) -> bool:

@@ -563,6 +563,7 @@ class Project:
         queue: list[FunctionInfo] = []
         queued: set[str] = set()
         current: set[str] = set()  # functions whose last walk saw their inputs as they are now
+        called: set[str] = set()  # functions whose parameters come from their call sites
 
         def enqueue(function: FunctionInfo) -> None:
             current.discard(function.key)
@@ -589,7 +590,7 @@ class Project:
             passes[key] = passes.get(key, 0) + 1
             dynamo = self.dynamo.merged(compiled_as[key]).merged(function.module.dynamo)
             current.add(key)
-            result = RegionWalker(self, function, handlers(), parameters[key], dynamo).run()
+            result = RegionWalker(self, function, handlers(), parameters[key], dynamo, called=key in called).run()
             results[key] = result
             # A function read before its first walk was taken to return a tensor (`return_value`).
             summary = {"returns": result.returns, "items": result.return_items, "passthrough": result.passthrough}
@@ -625,10 +626,12 @@ class Project:
                 merged = self._parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
                 if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
+                    called.add(callee_key)
                     enqueue(functions[callee_key])
         for key in [key for key in results if key not in current]:  # in a fixed order: runs repeat
             dynamo = self.dynamo.merged(compiled_as[key]).merged(functions[key].module.dynamo)
-            results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo).run()
+            results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo,
+                                        called=key in called).run()
         _drop_findings_after_loop_breaks(results)
         return Analysis(results, functions, graph)
 

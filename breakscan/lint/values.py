@@ -89,6 +89,12 @@ class ModuleValue:
     # Named by an annotation (`cache: Cache`): any class deriving from it, so a method many of them
     # inherit runs as its own class has it, once, not once per class.
     declared: bool = False
+    # Attributes known from where the object was built: what its constructor was given for them
+    # (`Output(loss=x.mean())`: `loss` is a tensor).
+    fields: tuple[tuple[str, "Value"], ...] = ()
+
+    def field(self, name: str) -> "Value | None":
+        return next((value for known, value in self.fields if known == name), None)
 
 
 @dataclass(frozen=True)
@@ -289,7 +295,9 @@ def join(a: Value, b: Value) -> Value:
             return a
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
-        return ModuleValue(a.classes | b.classes, a.fresh and b.fresh, a.declared or b.declared)
+        fields = tuple((name, join(value, other)) for name, value in a.fields
+                       if (other := b.field(name)) is not None)  # what both paths built it with
+        return ModuleValue(a.classes | b.classes, a.fresh and b.fresh, a.declared or b.declared, fields)
     if isinstance(a, MethodValue) and isinstance(b, MethodValue):
         return MethodValue(a.classes | b.classes, a.names | b.names)
     if isinstance(a, (ModuleValue, MethodValue)) or isinstance(b, (ModuleValue, MethodValue)):

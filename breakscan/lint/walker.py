@@ -153,6 +153,12 @@ class RegionContext:
         return self._walker.function.key in self._walker.project.root_keys
 
     @property
+    def is_called(self) -> bool:
+        """The scanned code calls the function, and its parameters are what those calls pass
+        (a module's `forward` run by another module's): none of them is a guess."""
+        return self._walker.called
+
+    @property
     def loop_depth(self) -> int:
         return self._walker.loop_depth
 
@@ -417,9 +423,10 @@ Handler = Callable[[cst.CSTNode, RegionContext], None]
 
 class RegionWalker(cst.CSTVisitor):
     def __init__(self, project: "Project", function: FunctionInfo, handlers: dict[type, list[Handler]],
-                 parameters: dict[str, v.Value], dynamo: DynamoSettings = NO_SETTINGS):
+                 parameters: dict[str, v.Value], dynamo: DynamoSettings = NO_SETTINGS, *, called: bool = False):
         self.project = project
         self.function = function
+        self.called = called  # its parameters are what the scanned code's calls of it pass
         self.dynamo = dynamo
         self.handlers = handlers
         self.result = FunctionResult()
@@ -639,6 +646,9 @@ class RegionWalker(cst.CSTVisitor):
         attr = node.attr.value
         base = self.value(node.value)
         if base == v.SELF or isinstance(base, v.ModuleValue):
+            built_with = base.field(attr) if isinstance(base, v.ModuleValue) else None
+            if built_with is not None:
+                return built_with
             classes = self._classes_of(base)
             for info in classes:
                 if attr in info.tensor_attrs:
@@ -657,6 +667,11 @@ class RegionWalker(cst.CSTVisitor):
                         return declared
                 if attr in info.attr_kinds:
                     return info.attr_kinds[attr]
+            for info in classes:
+                if attr in info.annotated:  # `loss: Optional[Tensor] = None` in the class body
+                    declared = self.project.declared_value(info.annotated[attr], info.module)
+                    if declared is not None:
+                        return declared
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
                     self.project.is_module_class(info) for info in classes):
                 return v.TENSOR
@@ -787,7 +802,8 @@ class RegionWalker(cst.CSTVisitor):
             return functools.reduce(v.join, returned)
         built = self.built_classes(func)
         if built:
-            return v.ModuleValue(frozenset(built), fresh=True)
+            fields = self._built_fields(built[0], node) if len(built) == 1 else ()
+            return v.ModuleValue(frozenset(built), fresh=True, fields=fields)
         qualified = self.qualname(func)
         if qualified:
             if qualified.startswith("torch."):
@@ -875,6 +891,31 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(value, v.Callables):
             return tuple(sorted(name for name in value.names if self.project.find_class(name) is not None))
         return ()
+
+    def _built_fields(self, qualified: str, call: cst.Call) -> tuple[tuple[str, v.Value], ...]:
+        """What building an object of the class gives its attributes: a dataclass's or
+        NamedTuple's fields, by position or by name, or the attributes its `__init__` sets from
+        its parameters (`self.loss = loss`). Arguments after a `*` spread are not placed."""
+        info = self.project.find_class(qualified)
+        lineage = self.project.class_lineage(info) if info is not None else []
+        maker = next((c for c in lineage if c.record or "__init__" in c.methods), None)
+        if maker is None:
+            return ()
+        if maker.record and "__init__" not in maker.methods:
+            names = list(dict.fromkeys(name for c in reversed(lineage) if c.record for name in c.annotated))
+            parameters, attributes = names, {name: name for name in names}
+        else:
+            params = maker.methods["__init__"].node.params
+            parameters = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
+            attributes = maker.attr_params
+        given: dict[str, v.Value] = {}
+        for position, argument in enumerate(a for a in call.args if a.keyword is None):
+            if argument.star:
+                break
+            if position < len(parameters):
+                given[parameters[position]] = self.value(argument.value)
+        given.update((a.keyword.value, self.value(a.value)) for a in call.args if a.keyword is not None)
+        return tuple((attr, given[param]) for attr, param in attributes.items() if param in given)
 
     def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], dict[str, v.Value]]:
         """The kinds of a call's positional arguments, and of its keyword arguments by name (in order)."""
@@ -1542,6 +1583,9 @@ class RegionWalker(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _REMOVING_METHODS:  # `kwargs.pop("scale")`
             self._forget_items(func.value, None)
+        elif isinstance(func, cst.Attribute) and func.attr.value == "update" and self._named_keys(node) is not None:
+            for key, value in self._named_keys(node) or ():  # `kwargs.update(context=c)`: that key only
+                self._forget_items(func.value, value, key)
         elif isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
             given = [self.value(a.value) for a in node.args]
             if func.attr.value in ("extend", "update"):  # what the other container holds
@@ -1552,8 +1596,7 @@ class RegionWalker(cst.CSTVisitor):
         callees += self._duck_typed_callees(node, callees)
         if not callees:
             return
-        arguments, spreads = self._passed_positionally(node)
-        keywords = {a.keyword.value: self.value(a.value) for a in node.args if a.keyword is not None}
+        arguments, keywords, spreads = self._passed(node)
         if self.project.autograd_forward(self, node) is not None:
             arguments = [v.OTHER, *arguments]  # `forward(ctx, ...)`: `apply` passes the context first
         order = next(self.events)
@@ -1562,27 +1605,50 @@ class RegionWalker(cst.CSTVisitor):
                                               in_try=self.try_depth > 0, order=order, arms=self.arms,
                                               spreads=spreads))
 
-    def _passed_positionally(self, node: cst.Call) -> tuple[list[v.Value], bool]:
+    def _named_keys(self, call: cst.Call) -> list[tuple[str, v.Value]] | None:
+        """The keys and values a `dict.update` call stores, when each is named: keyword
+        arguments, or a dict whose keys are all known; None otherwise."""
+        named: list[tuple[str, v.Value]] = []
+        for argument in call.args:
+            if argument.keyword is not None:
+                named.append((argument.keyword.value, self.value(argument.value)))
+                continue
+            given = self.value(argument.value)
+            if argument.star == "*" or not (isinstance(given, v.Container) and given.sort == "dict"
+                                            and given.keys is not None and given.elements is None):
+                return None
+            named.extend(given.keys)
+        return named
+
+    def _passed(self, node: cst.Call) -> tuple[list[v.Value], dict[str, v.Value], bool]:
         """What a call passes by position, a `*tuple` whose items are known spread out
-        (`f(*flatten(x, y))` with `flatten` returning two tensors); and whether it also passes
-        something whose positions or names are not known (`*args`, `**kwargs`), after which
-        nothing more is placed."""
+        (`f(*flatten(x, y))` with `flatten` returning two tensors), and by name, a `**dict`'s
+        constant keys included (`f(**{"scale": s})`); and whether it also passes something
+        whose positions or names are not known (`*args`, `**kwargs`), after which nothing more
+        is placed by position."""
         arguments: list[v.Value] = []
+        keywords: dict[str, v.Value] = {}
         spreads = False
         for argument in node.args:
-            if argument.keyword is not None or spreads:
+            if argument.keyword is not None:
+                keywords[argument.keyword.value] = self.value(argument.value)
+            elif argument.star == "**":
+                spread = self.value(argument.value)
+                if isinstance(spread, v.Container) and spread.keys is not None:
+                    keywords.update(spread.keys)
+                if not (isinstance(spread, v.Container) and spread.keys is not None and spread.elements is None):
+                    spreads = True
+            elif spreads:
                 continue
-            if argument.star == "*":
+            elif argument.star == "*":
                 spread = self.value(argument.value)
                 if isinstance(spread, v.Container) and spread.items is not None and spread.sort != "dict":
                     arguments.extend(spread.items)
                 else:
                     spreads = True
-            elif argument.star == "**":
-                spreads = True
             else:
                 arguments.append(self.value(argument.value))
-        return arguments, spreads
+        return arguments, keywords, spreads
 
     def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:
         """The scanned methods a call of a distinctive method name may run on an object of no

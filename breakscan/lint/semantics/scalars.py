@@ -165,7 +165,7 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
 
 def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
     """A parameter whose kind nobody passed in, never rebound: a root's untyped parameter other than
-    its input (`H` and `W` in `forward(self, x, H, W)`), or a closure's. The walker assumes a
+    its input (`H` and `W` in `forward(self, x, H, W)`) when no scanned code calls it, or a closure's. The walker assumes a
     tensor; it is as often a Python number."""
     bindings = _bindings(ctx)
     if bindings.assigned.get(node.value):
@@ -174,7 +174,7 @@ def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
         function = ctx.function
         method = function.class_name is not None and not any(d.endswith("staticmethod") for d in function.decorators)
         inputs = bindings.positional[1:2] if method else bindings.positional[:1]
-        return ctx.is_root and node.value not in inputs
+        return ctx.is_root and not ctx.is_called and node.value not in inputs
     return node.value in bindings.nested_parameters
 
 

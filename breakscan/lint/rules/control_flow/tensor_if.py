@@ -165,6 +165,56 @@ class TensorIf(Rule):
                     return x + 1
                 return x - 1
         """, inputs="(torch.rand(8), torch.rand(8))"),
+        Example("""
+            from dataclasses import dataclass
+
+            import torch
+            from torch import nn
+
+            @dataclass
+            class Output:
+                loss: object
+                steps: int
+
+            class Stats:
+                def __init__(self, peak, count):
+                    self.peak = peak
+                    self.count = count
+
+            class Model(nn.Module):
+                def summarize(self, x):
+                    return Output(x.pow(2).mean(), steps=2), Stats(x.max(), x.shape[0])
+
+                def forward(self, x):
+                    out, stats = self.summarize(x)
+                    for _ in range(out.steps):  # a Python int the object was built with
+                        x = x * 0.5
+                    if stats.count > 2:
+                        x = x + 1
+                    if out.loss > 1.0:  # break
+                        x = x / 2
+                    if stats.peak > 0:  # break
+                        x = x - 1
+                    return x
+        """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Scale(nn.Module):
+                def forward(self, x, scale=1.0):
+                    if scale > 1:  # break
+                        return x / scale
+                    return x
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scale = Scale()
+
+                def forward(self, x):
+                    return self.scale(x, **{"scale": x.std()})  # the module's forward is given a tensor
+        """, entry="Model()"),
     )
     valid = (
         Example("""
@@ -268,6 +318,33 @@ class TensorIf(Rule):
                     if repeats > 1:  # a keyword option, not tensor data
                         x = x.repeat(repeats)
                     return x
+        """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Attend(nn.Module):
+                def forward(self, x, context=None, inverted=False):
+                    if inverted:  # a flag, whatever `context` became
+                        return -x
+                    return x + context
+
+            class PreNorm(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fn = Attend()
+
+                def forward(self, x, **kwargs):
+                    kwargs.update(context=kwargs["context"] * 2)  # that key only
+                    return self.fn(x, **kwargs)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.block = PreNorm()
+
+                def forward(self, x):
+                    return self.block(x, context=x, inverted=False)
         """, entry="Model()"),
     )
 

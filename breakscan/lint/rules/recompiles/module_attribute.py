@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.traverse import find_nodes
+from breakscan.lint.traverse import find_nodes, subtree_ids
 
 
 class ModuleAttributeUpdated(Rule):
@@ -133,6 +133,20 @@ class ModuleAttributeUpdated(Rule):
                         return x * 2
                     return x
         """, entry="FirstCall()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Tally(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.count = 0
+
+                def forward(self, x):
+                    count = self.count  # read where `count` is first used
+                    y = x * 2
+                    self.count = count + 1  # recompile
+                    return y
+        """, entry="Tally()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -162,6 +176,28 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Scoped(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.active = False
+                    self.calls = 0
+
+                def forward(self, x):
+                    active, calls = self.active, self.calls
+                    saved = self.active
+                    self.active = True
+                    self.calls = calls + 1
+                    y = self.step(x)
+                    self.active = saved  # the call ends with the value it found
+                    self.calls = calls
+                    return y
+
+                def step(self, x):
+                    return x * 2 if self.active else x
+        """, entry="Scoped()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class Cache:  # not a module: each call builds its own
                 def __init__(self):
                     self.seen = 0
@@ -177,20 +213,46 @@ class ModuleAttributeUpdated(Rule):
     )
 
     def __init__(self) -> None:
-        self.first_reads: dict[str, cst.Attribute] = {}  # attribute name -> its first read here
+        self.first_reads: dict[str, cst.BaseExpression] = {}  # attribute name -> its first read here
         self.stores: set[int] = set()  # assignment targets, which are not reads
         self.reported: set[str] = set()
+        # `saved = self.active`: local name -> the attribute it holds. TorchDynamo reads such an
+        # attribute lazily, where the local is first used, and a store of the local back into
+        # the attribute at the end (`self.active = saved`) leaves it as the call found it.
+        self.saved: dict[str, str] = {}
+        self.copies: set[int] = set()  # the `self.active` of those assignments
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
-        if id(node) not in self.stores:
+        self.stores.add(id(node.attr))  # the name after the dot is no local
+        if id(node) not in self.stores and id(node) not in self.copies:
             self._read(node, ctx)
 
+    def on_Name(self, node: cst.Name, ctx) -> None:
+        attribute = self.saved.get(node.value)
+        if attribute is not None and id(node) not in self.stores and ctx.value(node) in _SPECIALISED:
+            self.first_reads.setdefault(attribute, node)
+
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if isinstance(node.target, cst.Name):
+            self.saved.pop(node.target.value, None)
         self._read(node.target, ctx)  # `self.step += 1` reads it first
         self.stores.add(id(node.target))
         self._written(node.target, ctx, from_itself=True)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.stores.add(id(target.target))
+                self.saved.pop(target.target.value, None)
+        copied = False
+        for local, value in _pairs(node):
+            attribute = _attribute_of_self(value, ctx)
+            if attribute is not None and attribute not in self.first_reads:
+                self.saved[local.value] = attribute
+                self.copies.add(id(value))
+                copied = True
+        if copied:
+            return
         stored = {_attribute_of_self(target.target, ctx) for target in node.targets} - {None}
         read_here = set()
         if stored:  # `self.step = self.step + 1` reads it before the store
@@ -198,9 +260,16 @@ class ModuleAttributeUpdated(Rule):
                 if attribute.attr.value in stored and _attribute_of_self(attribute, ctx) is not None:
                     read_here.add(attribute.attr.value)
                     self._read(attribute, ctx)
+            after_dots = {id(a.attr) for a in find_nodes(node.value, (cst.Attribute,))}
+            for name in find_nodes(node.value, (cst.Name,)):
+                if self.saved.get(name.value) in stored and id(name) not in after_dots:
+                    read_here.add(self.saved[name.value])  # `self.count = count + 1`, `count` its copy
+                    self.on_Name(name, ctx)
         for target in node.targets:
             self.stores.add(id(target.target))
             name = _attribute_of_self(target.target, ctx)
+            if name is not None and isinstance(node.value, cst.Name) and self.saved.get(node.value.value) == name:
+                continue  # `self.active = saved`: the value the call found is put back
             self._written(target.target, ctx, from_itself=name in read_here)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
@@ -211,7 +280,7 @@ class ModuleAttributeUpdated(Rule):
     def _written(self, target: cst.BaseExpression, ctx, *, from_itself: bool) -> None:
         name = _attribute_of_self(target, ctx)
         read = self.first_reads.get(name) if name is not None else None
-        if read is None or name in self.reported:
+        if read is None or name in self.reported or _restored(name, self.saved, target, ctx):
             return
         self.reported.add(name)
         kind = ctx.value(read)
@@ -239,6 +308,45 @@ class ModuleAttributeUpdated(Rule):
 
 
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+
+
+def _pairs(node: cst.Assign) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """The local names an assignment binds and the expressions each gets: `a = e`, `a, b = e, f`."""
+    if len(node.targets) != 1:
+        return []
+    target, value = node.targets[0].target, node.value
+    if isinstance(target, cst.Name):
+        return [(target, value)]
+    if (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))):
+        return [(t.value, e.value) for t, e in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]
+    return []
+
+
+def _restored(attribute: str, saved: dict[str, str], written: cst.BaseExpression, ctx) -> bool:
+    """Whether the function, on every path past this store, ends by putting back the value it
+    read: `self.active = saved` as a statement of its body (or of a `finally` there) after it."""
+    copies = {local for local, held in saved.items() if held == attribute}
+    if not copies:
+        return False
+    body = ctx.function.node.body
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+    for statement in list(statements):
+        if isinstance(statement, cst.Try) and statement.finalbody is not None:
+            statements.append(statement.finalbody)
+    holder = next((i for i, statement in enumerate(statements) if id(written) in subtree_ids(statement)), None)
+    if holder is None:
+        return False
+    for statement in statements[holder:]:
+        lines = statement.body.body if isinstance(statement, cst.Finally) else [statement]
+        for line in lines:
+            if isinstance(line, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in copies
+                    and any(_attribute_of_self(t.target, ctx) == attribute for t in small.targets)
+                    for small in line.body) and id(written) not in subtree_ids(line):
+                return True
+    return False
 
 
 def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
