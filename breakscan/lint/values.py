@@ -190,19 +190,22 @@ def _join_containers(a: Value, b: Value) -> Value:
     """Position by position where both are containers of the same shape, else the plain kind."""
     if isinstance(a, Container) and isinstance(b, Container):
         sort = a.sort if a.sort == b.sort else ""
+        # What either holds beyond its tracked positions and keys (`{}` before a loop, and what the
+        # loop stored in it under keys not known).
+        others = [e for e in (a.elements, b.elements) if e is not None]
+        elements = functools.reduce(join, others) if others else None
         if a.items is not None and b.items is not None and len(a.items) == len(b.items):
-            return container(items=tuple(join(x, y) for x, y in zip(a.items, b.items)), sort=sort)
+            return container(items=tuple(join(x, y) for x, y in zip(a.items, b.items)), sort=sort, elements=elements)
         if a.keys is not None and b.keys is not None and [k for k, _ in a.keys] == [k for k, _ in b.keys]:
-            return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)), sort=sort)
+            return container(keys=tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.keys, b.keys)), sort=sort,
+                             elements=elements)
         if sort == "dict" and (a.keys is not None or b.keys is not None):
             # Dicts of other keys (`**kwargs` from two callers): each key holds what either gave it,
             # and any other key what either's untracked keys hold.
             keys = dict(a.keys or ())
             for key, value in b.keys or ():
                 keys[key] = join(keys[key], value) if key in keys else value
-            others = [e for e in (a.elements, b.elements) if e is not None]
-            return container(keys=tuple(keys.items()), sort=sort,
-                             elements=functools.reduce(join, others) if others else None)
+            return container(keys=tuple(keys.items()), sort=sort, elements=elements)
         if sort:
             return container(sort=sort, holds_tensors=TENSORS in (a, b), elements=join_held(held(a), held(b)))
     return TENSORS if TENSORS in (a, b) else OTHER

@@ -540,7 +540,7 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.Name):
             if node.value in self.bindings:
                 return self.bindings[node.value]
-            return v.literal_kind(node) or self._callable_named(node) or v.OTHER
+            return v.literal_kind(node) or self._callable_named(node) or self._global_value(node) or v.OTHER
         literal = v.literal_kind(node)
         if literal is not None:
             return literal
@@ -857,6 +857,12 @@ class RegionWalker(cst.CSTVisitor):
             return None
         found = v.MethodValue(self._instance_classes(instance), frozenset({pattern}))
         return found if self.project.method_names(found) else None
+
+    def _global_value(self, node: cst.Name) -> v.Value | None:
+        """A module-level name bound to what a torch function returns (`_TABLE = torch.arange(10)`):
+        a tensor where torch declares one. The compiled code reads it as a global, its data included."""
+        called = self.function.module.assignments.get(node.value) if node.value not in self.local_imports else None
+        return v.declared_kind(called) if called and called.startswith("torch.") else None
 
     def _callable_named(self, node: cst.Name | cst.Attribute) -> v.Callables | None:
         """`Euler`, `methods.Euler`, `splines.rational_spline`: a scanned class or function named

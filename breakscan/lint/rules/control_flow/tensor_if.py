@@ -215,6 +215,32 @@ class TensorIf(Rule):
                 def forward(self, x):
                     return self.scale(x, **{"scale": x.std()})  # the module's forward is given a tensor
         """, entry="Model()"),
+        Example("""
+            import torch
+
+            _TABLE = torch.arange(10)  # a module-level tensor
+            _DTYPE = torch.get_default_dtype()
+
+            @torch.compile
+            def fn(x):
+                if _DTYPE == torch.float32:
+                    x = x * 2
+                if _TABLE[0] == 0:  # break
+                    return x + 1
+                return x
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                stats = {}
+                for name in ("low", "high"):
+                    stats[name] = x.amax() if name == "high" else x.amin()  # under keys the loop makes
+                if stats["high"] > 2 * stats["low"]:  # break
+                    return x / 2
+                return x
+        """),
     )
     valid = (
         Example("""
