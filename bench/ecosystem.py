@@ -175,6 +175,12 @@ LIBRARIES = [
     Library("timm", "timm", "1.0.31", sparse=("models",), stubs=("torchvision",)),
     Library("vit-pytorch", "vit_pytorch", "1.26.11", stubs=("torchvision",)),
     Library("segmentation-models-pytorch", "segmentation_models_pytorch", "0.6.0", stubs=("torchvision",)),
+    Library("nnAudio", "nnAudio", "0.3.4"),
+    Library("kymatio", "kymatio", "0.3.0"),
+    Library("flow_matching", "flow_matching", "1.0.10", roots=(
+        "AffineProbPath.sample", "AffineProbPath.target_to_velocity", "AffineProbPath.epsilon_to_velocity",
+        "GeodesicProbPath.sample", "MixtureDiscreteProbPath.sample", "ODESolver.sample",
+        "ODESolver.compute_likelihood", "RiemannianODESolver.sample", "MixtureDiscreteEulerSolver.sample")),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

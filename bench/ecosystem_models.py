@@ -2130,6 +2130,172 @@ SMP = [Spec(f"{arch.lower()}_{encoder.replace('-', '_')}", partial(_smp, arch, e
 ]
 
 
+# nnAudio -----------------------------------------------------------------------------------------
+
+def _nnaudio(name: str, length: int = 4096, **options: Any) -> Built:
+    from nnAudio import features
+
+    return getattr(features, name)(verbose=False, **options), (torch.randn(2, length),), {}
+
+
+def _nnaudio_inverse(**options: Any) -> Built:
+    """iSTFT of a spectrogram the library's own STFT makes."""
+    from nnAudio import features
+
+    stft = features.STFT(n_fft=256, hop_length=64, freq_scale="no", iSTFT=True, output_format="Complex",
+                         verbose=False)
+    spectrogram = stft(torch.randn(2, 4096))  # n_fft // 2 + 1 bins: `onesided`
+    return features.iSTFT(n_fft=256, hop_length=64, verbose=False, **options), (spectrogram,), {"onesided": True}
+
+
+NNAUDIO = [
+    Spec("stft_magnitude", partial(_nnaudio, "STFT", n_fft=256, hop_length=64, output_format="Magnitude")),
+    Spec("stft_complex_log", partial(_nnaudio, "STFT", n_fft=256, hop_length=64, freq_scale="log", sr=16000,
+                                     fmin=50, fmax=6000, output_format="Complex")),
+    Spec("stft_phase_trainable", partial(_nnaudio, "STFT", n_fft=256, hop_length=64, trainable=True,
+                                         output_format="Phase"), train=True),
+    Spec("istft", _nnaudio_inverse),
+    Spec("istft_refresh_window", partial(_nnaudio_inverse, refresh_win=False)),
+    Spec("mel", partial(_nnaudio, "MelSpectrogram", sr=16000, n_fft=512, n_mels=32, hop_length=128)),
+    Spec("mel_trainable", partial(_nnaudio, "MelSpectrogram", sr=16000, n_fft=512, n_mels=32, hop_length=128,
+                                  trainable_mel=True, trainable_STFT=True), train=True),
+    Spec("mfcc", partial(_nnaudio, "MFCC", sr=16000, n_mfcc=13, n_fft=512, n_mels=32, hop_length=128)),
+    Spec("gammatone", partial(_nnaudio, "Gammatonegram", sr=16000, n_fft=512, n_bins=32, hop_length=128)),
+    Spec("cqt1992v2", partial(_nnaudio, "CQT1992v2", sr=16000, hop_length=256, fmin=100, n_bins=24,
+                              output_format="Magnitude")),
+    Spec("cqt2010v2", partial(_nnaudio, "CQT2010v2", sr=16000, hop_length=256, fmin=100, n_bins=24,
+                              output_format="Magnitude")),
+    Spec("cqt2010v2_complex", partial(_nnaudio, "CQT2010v2", sr=16000, hop_length=256, fmin=100, n_bins=24,
+                                      output_format="Complex", earlydownsample=False)),
+    Spec("vqt", partial(_nnaudio, "VQT", sr=16000, hop_length=256, fmin=100, n_bins=24, output_format="Magnitude")),
+]
+
+
+# kymatio (its 1-D and 2-D torch frontends; `kymatio.torch` also imports the 3-D one, which needs
+# `scipy.special.sph_harm`, gone from the SciPy installed here) ----------------------------------
+
+def _scattering(dimensions: int, **options: Any) -> Built:
+    if dimensions == 1:
+        from kymatio.scattering1d.frontend.torch_frontend import ScatteringTorch1D
+
+        return ScatteringTorch1D(**options), (torch.randn(2, options["shape"]),), {}
+    from kymatio.scattering2d.frontend.torch_frontend import ScatteringTorch2D
+
+    return ScatteringTorch2D(**options), (torch.randn(2, *options["shape"]),), {}
+
+
+KYMATIO = [
+    Spec("scattering1d", partial(_scattering, 1, J=4, shape=256, Q=4)),
+    Spec("scattering1d_order1", partial(_scattering, 1, J=4, shape=256, Q=4, max_order=1)),
+    Spec("scattering1d_list", partial(_scattering, 1, J=4, shape=256, Q=4, out_type="list")),
+    Spec("scattering1d_unaveraged", partial(_scattering, 1, J=4, shape=256, Q=(4, 1), T=0, out_type="list")),
+    Spec("scattering2d", partial(_scattering, 2, J=2, shape=(16, 16))),
+    Spec("scattering2d_l4_order1", partial(_scattering, 2, J=2, shape=(16, 16), L=4, max_order=1)),
+    Spec("scattering2d_list", partial(_scattering, 2, J=2, shape=(16, 16), out_type="list")),
+]
+
+
+# flow_matching -----------------------------------------------------------------------------------
+
+class _Velocity(torch.nn.Module):
+    """A small velocity field `v(x, t)`, as a user's model would be (outside the library)."""
+
+    def __init__(self, dim: int = 4):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(dim + 1, 16), torch.nn.Tanh(), torch.nn.Linear(16, dim))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, **extras: Any) -> torch.Tensor:
+        t = t.reshape(-1, 1).expand(x.shape[0], 1) if t.dim() <= 1 else t
+        return self.net(torch.cat([x, t], dim=-1))
+
+
+class _Denoiser(torch.nn.Module):
+    """Posterior logits over a vocabulary for each token, as a discrete flow's model gives them."""
+
+    def __init__(self, vocabulary: int = 6):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocabulary, 8)
+        self.out = torch.nn.Linear(9, vocabulary)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, **extras: Any) -> torch.Tensor:
+        h = self.embed(x)
+        t = t.reshape(-1, 1, 1).expand(h.shape[0], h.shape[1], 1)
+        return torch.softmax(self.out(torch.cat([h, t], dim=-1)), dim=-1)
+
+
+def _flow_path(kind: str, method: str = "sample", **options: Any) -> Built:
+    from flow_matching.path import AffineProbPath, GeodesicProbPath, MixtureDiscreteProbPath, scheduler
+    from flow_matching.utils.manifolds import Sphere
+
+    if kind == "geodesic":
+        path = GeodesicProbPath(scheduler=scheduler.CondOTScheduler(), manifold=Sphere())
+        x0, x1 = torch.nn.functional.normalize(torch.randn(8, 3), dim=-1), torch.nn.functional.normalize(
+            torch.randn(8, 3), dim=-1)
+    elif kind == "mixture":
+        path = MixtureDiscreteProbPath(scheduler=scheduler.PolynomialConvexScheduler(n=2.0))
+        x0, x1 = torch.randint(0, 6, (8, 5)), torch.randint(0, 6, (8, 5))
+    else:
+        path = AffineProbPath(scheduler=getattr(scheduler, kind)(**options))
+        x0, x1 = torch.randn(8, 4), torch.randn(8, 4)
+    t = torch.rand(8)
+    if method == "sample":
+        return lambda x_0, x_1, t: path.sample(x_0=x_0, x_1=x_1, t=t), (x0, x1, t), {}
+    return getattr(path, method), (x1, x0, t[:, None]), {}  # a conversion: (given, x_t, t), t broadcasting
+
+
+def _flow_solver(kind: str, **options: Any) -> Built:
+    from flow_matching import solver
+    from flow_matching.path import MixtureDiscreteProbPath, scheduler
+    from flow_matching.utils.manifolds import Sphere
+
+    grid = torch.tensor([0.0, 1.0])
+    if kind == "ode":
+        ode = solver.ODESolver(velocity_model=_Velocity())
+        return partial(ode.sample, step_size=0.25, time_grid=grid, **options), (torch.randn(8, 4),), {}
+    if kind == "likelihood":
+        ode = solver.ODESolver(velocity_model=_Velocity())
+
+        def log_p0(x: torch.Tensor) -> torch.Tensor:
+            return -0.5 * x.pow(2).sum(-1)
+
+        return (partial(ode.compute_likelihood, log_p0=log_p0, step_size=0.25, time_grid=torch.tensor([1.0, 0.0]),
+                        exact_divergence=True), (torch.randn(8, 4),), {})
+    if kind == "riemannian":
+        ode = solver.RiemannianODESolver(manifold=Sphere(), velocity_model=_Velocity(3))
+        x = torch.nn.functional.normalize(torch.randn(8, 3), dim=-1)
+        return partial(ode.sample, step_size=0.25, time_grid=grid, **options), (x,), {}
+    path = MixtureDiscreteProbPath(scheduler=scheduler.PolynomialConvexScheduler(n=2.0))
+    discrete = solver.MixtureDiscreteEulerSolver(model=_Denoiser(), path=path, vocabulary_size=6)
+    return partial(discrete.sample, step_size=0.25, time_grid=grid, **options), (torch.randint(0, 6, (4, 5)),), {}
+
+
+def _flow_loss() -> Built:
+    from flow_matching.loss import MixturePathGeneralizedKL
+    from flow_matching.path import MixtureDiscreteProbPath, scheduler
+
+    loss = MixturePathGeneralizedKL(path=MixtureDiscreteProbPath(scheduler=scheduler.PolynomialConvexScheduler(n=2.0)))
+    return loss, (torch.randn(4, 5, 6), torch.randint(0, 6, (4, 5)), torch.randint(0, 6, (4, 5)), torch.rand(4)), {}
+
+
+FLOW_MATCHING = [
+    Spec("affine_condot", partial(_flow_path, "CondOTScheduler")),
+    Spec("affine_cosine", partial(_flow_path, "CosineScheduler")),
+    Spec("affine_vp", partial(_flow_path, "VPScheduler")),
+    Spec("affine_linear_vp", partial(_flow_path, "LinearVPScheduler")),
+    Spec("affine_polynomial", partial(_flow_path, "PolynomialConvexScheduler", n=3.0)),
+    Spec("affine_target_to_velocity", partial(_flow_path, "CondOTScheduler", "target_to_velocity")),
+    Spec("affine_epsilon_to_velocity", partial(_flow_path, "VPScheduler", "epsilon_to_velocity")),
+    Spec("geodesic_sphere", partial(_flow_path, "geodesic")),
+    Spec("mixture_discrete", partial(_flow_path, "mixture")),
+    Spec("mixture_kl_loss", _flow_loss),
+    Spec("ode_euler", partial(_flow_solver, "ode", method="euler")),
+    Spec("ode_midpoint_intermediates", partial(_flow_solver, "ode", method="midpoint", return_intermediates=True)),
+    Spec("ode_likelihood", partial(_flow_solver, "likelihood")),
+    Spec("riemannian_ode", partial(_flow_solver, "riemannian")),
+    Spec("discrete_euler", partial(_flow_solver, "discrete")),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2182,4 +2348,7 @@ MODELS: dict[str, list[Spec]] = {
     "timm": TIMM,
     "vit-pytorch": VIT_PYTORCH,
     "segmentation-models-pytorch": SMP,
+    "nnAudio": NNAUDIO,
+    "kymatio": KYMATIO,
+    "flow_matching": FLOW_MATCHING,
 }
