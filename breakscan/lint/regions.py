@@ -97,6 +97,8 @@ class Project:
         self._wrappers: dict[str, list[tuple[cst.Decorator, FunctionInfo]]] = {}
         # id(__init__ parameter) -> (it, the classes its constructor calls build for it): see _built_for_parameter
         self._parameter_builds: dict[int, tuple[cst.Param, frozenset[str]]] = {}
+        # id(module) -> (the module, qualified class -> the calls in its functions that build one)
+        self._constructions: dict[int, tuple[ModuleIndex, dict[str, list[tuple[FunctionInfo, cst.Call]]]]] = {}
         self._call_sites: tuple[int, CallSites] | None = None
         self._expanded: dict[tuple[str, str], str] = {}  # (module, annotation text) -> its aliases expanded
         self._memo: dict[tuple[object, int], tuple[cst.CSTNode, object]] = {}
@@ -201,16 +203,27 @@ class Project:
         if any(qualified in other.bases for other in info.module.classes.values()):
             return frozenset()  # a subclass may pass anything through `super().__init__(...)`
         built: set[str] = set()
-        for function in info.module.functions.values():
-            calls = [c for c in find_nodes(function.node.body, (cst.Call,)) if isinstance(c, cst.Call)
-                     and info.module.qualify(dotted_name(c.func)) == qualified]
-            for call in calls:
-                given = _argument_for(call, name, positional.index(name) if name in positional else None)
-                classes = _built_by_expression(given, function, info.module) if given is not None else set()
-                if not classes:
-                    return frozenset()  # a call passes something else, or nothing: it could be anything
-                built |= classes
+        for function, call in self._constructions_in(info.module).get(qualified, ()):
+            given = _argument_for(call, name, positional.index(name) if name in positional else None)
+            classes = _built_by_expression(given, function, info.module) if given is not None else set()
+            if not classes:
+                return frozenset()  # a call passes something else, or nothing: it could be anything
+            built |= classes
         return frozenset(built)
+
+    def _constructions_in(self, module: ModuleIndex) -> dict[str, list[tuple[FunctionInfo, cst.Call]]]:
+        """The calls in the module's functions, by the qualified name they call: read once per module."""
+        known = self._constructions.get(id(module))
+        if known is None:
+            calls: dict[str, list[tuple[FunctionInfo, cst.Call]]] = {}
+            for function in module.functions.values():
+                for call in find_nodes(function.node.body, (cst.Call,)):
+                    assert isinstance(call, cst.Call)
+                    called = module.qualify(dotted_name(call.func))
+                    if called is not None:
+                        calls.setdefault(called, []).append((function, call))
+            known = self._constructions[id(module)] = (module, calls)
+        return known[1]
 
     def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
         qualified = module.qualify(dotted_name(annotation))

@@ -1,8 +1,8 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.randomness import is_traced_draw
-from breakscan.lint.traverse import children, is_expression
+from breakscan.lint.semantics.randomness import TRACED_FUNCTIONS, TRACED_METHODS, is_traced_draw
+from breakscan.lint.traverse import children, find_nodes, is_expression
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.range"})
 _SIGN_OPERATORS = (cst.Minus, cst.Plus, cst.BitInvert)
@@ -130,15 +130,19 @@ class PythonRandomValue(Rule):
     def __init__(self) -> None:
         self._walk = None
         self._names: set[str] = set()
+        self._may_draw = False
 
     def _drawn_names(self, ctx) -> set[str]:
         if self._walk is not ctx:  # one context per walk of a function: names are per walk
             self._walk = ctx
             self._names = set()
+            self._may_draw = _imports_random(ctx.module) or ctx.memoised(_calls_a_draw_name, ctx.function.node)
         return self._names
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         names = self._drawn_names(ctx)
+        if not self._may_draw:
+            return
         drawn = _mentions_draw(node.value, ctx, names) and not ctx.is_tensor(node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -167,12 +171,15 @@ class PythonRandomValue(Rule):
 
     def _check_test(self, test: cst.BaseExpression, ctx) -> None:
         names = self._drawn_names(ctx)
+        if not self._may_draw:
+            return
         # A Python use inside the condition is reported by its own handler, on the same line.
         if _mentions_draw(test, ctx, names) and not _contains_python_use(test, ctx, names):
             self._report_break(test, ctx)
 
     def _check_use(self, node: cst.BaseExpression, ctx) -> None:
-        if _is_python_use(node, ctx, self._drawn_names(ctx)):
+        names = self._drawn_names(ctx)
+        if self._may_draw and _is_python_use(node, ctx, names):
             self._report_break(node, ctx)
 
     def _report_break(self, node: cst.BaseExpression, ctx) -> None:
@@ -180,6 +187,22 @@ class PythonRandomValue(Rule):
         # The code after a graph break resumes with the drawn numbers as plain constants:
         # only the first use of a draw breaks.
         self._drawn_names(ctx).clear()
+
+
+_DRAW_NAMES = frozenset(name.rpartition(".")[2] for name in TRACED_FUNCTIONS) | TRACED_METHODS
+
+
+def _imports_random(module) -> bool:
+    return any(qualified == "random" or qualified.startswith("random.") for qualified in module.imports.values())
+
+
+def _calls_a_draw_name(function: cst.FunctionDef) -> bool:
+    """Whether the function calls anything by a traced draw's name (`rng.random()` on a
+    `random.Random` built in another file): in a file that does not import `random`, a function
+    without one draws nothing, and its assignments and tests need no closer look."""
+    return any(isinstance(call.func, (cst.Name, cst.Attribute)) and (
+        call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value) in _DRAW_NAMES
+        for call in find_nodes(function.body, (cst.Call,)))
 
 
 def _is_draw(node: cst.BaseExpression, ctx, names: set[str]) -> bool:
