@@ -159,6 +159,9 @@ class ClassInfo:
     # self.<attr> = self.<name>(...): what that method returns, as the object's class has it
     # (`self.reducer = self.get_default_reducer()`, overridden per loss): attr -> method names.
     attr_factories: dict[str, set[str]] = field(default_factory=dict)
+    # self.<attr> = a literal or parameter of a known Python kind in `__init__` itself: what the
+    # attribute is when the object is built (`attr_kinds` also joins later setup methods').
+    built_kinds: dict[str, Kind] = field(default_factory=dict)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
     annotated: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # A dataclass or a NamedTuple: its constructor takes the annotated names, in order.
@@ -875,6 +878,8 @@ class _SelfAttributeCollector:
         if kind is not None:
             known = self.info.attr_kinds.get(attr)
             self.info.attr_kinds[attr] = kind if known is None else join(known, kind)
+            if self.in_init:
+                self.info.built_kinds[attr] = kind  # the last store in `__init__` is what it ends with
         if isinstance(value, cst.Call) and _builds_tensor(self.index, value):
             self.info.tensor_attrs.add(attr)
             return

@@ -212,6 +212,14 @@ class RegionContext:
         """What each name of this function bound so far holds here."""
         return dict(self._walker.bindings)
 
+    def built_kind(self, attribute: str) -> v.Value | None:
+        """What `self.<attribute>` is when the object is built: the Python kind `__init__` stores
+        (a later setup method, `_init_step_index`, may store another)."""
+        for info in self._walker.project.class_lineage(self._walker.cls) if self._walker.cls else []:
+            if attribute in info.built_kinds:
+                return info.built_kinds[attribute]
+        return None
+
     def self_is_module(self) -> bool:
         """Whether `self` here is an nn.Module instance (its class is one, through scanned bases)."""
         cls = self._walker.cls

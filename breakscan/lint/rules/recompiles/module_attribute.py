@@ -17,10 +17,11 @@ class ModuleAttributeUpdated(Rule):
                 "dtype=torch.long))`), or update it outside the compiled code")
     docs = """
     ## What it does
-    Flags the first read, in compiled code, of a number or bool attribute of an `nn.Module`
-    (set to an int, float or bool in `__init__`) that the same function updates afterwards:
-    `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`.
-    Reported where TorchDynamo installs its guard: the read.
+    Flags the first read, in compiled code, of a number, bool or None attribute of an `nn.Module`
+    (set to an int, float, bool or None in `__init__`) that the same function updates afterwards:
+    `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`,
+    `if self.cache is None: self.cache = ...`. Reported where TorchDynamo installs its guard: the
+    read, or, for a copy in a local (`count = self.count`), where the local is first used.
 
     ## Why is this bad?
     TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
@@ -31,7 +32,10 @@ class ModuleAttributeUpdated(Rule):
     recompile each, a warning.
     An attribute set to a value not computed from itself (`self.cached_len = seq_len`) fails
     the guard only when the value changes: once, for a length the same from call to call, a
-    warning.
+    warning. An attribute that is None until the compiled code fills it (a lazily built cache)
+    fails its `is None` guard once, on the second call: a warning. A function that puts back the
+    value it read before it ends (`saved = self.active ... self.active = saved`) leaves the guard
+    holding, and is not flagged.
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
     after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at all. An attribute set without being
     read first (`self.step = 0`) does not recompile, and is not flagged.
@@ -147,6 +151,49 @@ class ModuleAttributeUpdated(Rule):
                     self.count = count + 1  # recompile
                     return y
         """, entry="Tally()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Rotary(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cached = None
+
+                def forward(self, x):
+                    if self.cached is None:  # recompile
+                        self.cached = torch.arange(x.shape[-1]) * 0.5
+                    return x * self.cached
+        """, entry="Rotary()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Positions(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cached_len = None
+
+                def forward(self, x):
+                    n = x.shape[-1]
+                    if n != self.cached_len:  # recompile
+                        self.cached_len = n
+                    return x * n
+        """, entry="Positions()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Stepper(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._step_index = None
+
+                def _init_step_index(self):
+                    self._step_index = 0  # a method the compiled code calls sets it
+
+                def forward(self, x):
+                    if self._step_index is None:  # recompile
+                        self._init_step_index()
+                    return x * 2
+        """, entry="Stepper()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -198,6 +245,19 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Buffered(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.pending = None
+
+                def forward(self, x):
+                    if self.pending is None:
+                        self.pending = None  # left as the call found it
+                    return x * 2
+        """, entry="Buffered()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class Cache:  # not a module: each call builds its own
                 def __init__(self):
                     self.seen = 0
@@ -221,6 +281,9 @@ class ModuleAttributeUpdated(Rule):
         # the attribute at the end (`self.active = saved`) leaves it as the call found it.
         self.saved: dict[str, str] = {}
         self.copies: set[int] = set()  # the `self.active` of those assignments
+        self.kinds: dict[str, v.Value] = {}  # attribute name -> its kind at the first read
+        self.stored: set[str] = set()  # attributes this function has stored so far
+        self.set_by_calls: set[str] = set()  # attributes a method it called stored, before any read
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.stores.add(id(node.attr))  # the name after the dot is no local
@@ -229,15 +292,35 @@ class ModuleAttributeUpdated(Rule):
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         attribute = self.saved.get(node.value)
-        if attribute is not None and id(node) not in self.stores and ctx.value(node) in _SPECIALISED:
-            self.first_reads.setdefault(attribute, node)
+        if attribute is not None and id(node) not in self.stores and attribute not in self.first_reads:
+            kind = ctx.value(node)
+            if kind in _SPECIALISED:
+                self.first_reads[attribute] = node
+                self.kinds[attribute] = kind
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        """`self._init_step_index(t)`: what a method of the module sets, it sets here."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and _attribute_of_self(func, ctx)):
+            return
+        callee = ctx.callee(node)
+        if callee is None or callee.class_name is None:
+            return
+        for attribute, store in ctx.memoised(_assigned_attributes, callee.node).items():
+            if attribute not in self.first_reads:
+                self.set_by_calls.add(attribute)  # what later reads find is not known here
+            # What the method stores is not known here: an update of itself (`+= 1`), or a value
+            # given to an attribute that was None, changes what the guard read; another value,
+            # a flag set back to what it was, may not.
+            elif store == "updated" or (store == "set" and self.kinds.get(attribute) == v.NONE):
+                self._written(attribute, node, ctx, from_itself=store == "updated")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         if isinstance(node.target, cst.Name):
             self.saved.pop(node.target.value, None)
         self._read(node.target, ctx)  # `self.step += 1` reads it first
         self.stores.add(id(node.target))
-        self._written(node.target, ctx, from_itself=True)
+        self._written(_attribute_of_self(node.target, ctx), node.target, ctx, from_itself=True)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
@@ -266,25 +349,47 @@ class ModuleAttributeUpdated(Rule):
                     read_here.add(self.saved[name.value])  # `self.count = count + 1`, `count` its copy
                     self.on_Name(name, ctx)
         for target in node.targets:
+            for element in _unpacked(target.target):  # `self.cos, self.sin = ...`: stores, not reads
+                self.stores.add(id(element))
+                if _attribute_of_self(element, ctx) is not None:
+                    self._written(_attribute_of_self(element, ctx), element, ctx, from_itself=False)
             self.stores.add(id(target.target))
             name = _attribute_of_self(target.target, ctx)
             if name is not None and isinstance(node.value, cst.Name) and self.saved.get(node.value.value) == name:
                 continue  # `self.active = saved`: the value the call found is put back
-            self._written(target.target, ctx, from_itself=name in read_here)
+            self._written(name, target.target, ctx, from_itself=name in read_here, value=node.value)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
         name = _attribute_of_self(node, ctx)
-        if name is not None and ctx.value(node) in _SPECIALISED:
-            self.first_reads.setdefault(name, node)
-
-    def _written(self, target: cst.BaseExpression, ctx, *, from_itself: bool) -> None:
-        name = _attribute_of_self(target, ctx)
-        read = self.first_reads.get(name) if name is not None else None
-        if read is None or name in self.reported or _restored(name, self.saved, target, ctx):
+        if name is None or name in self.first_reads or name in self.set_by_calls:
             return
+        kind = ctx.value(node)
+        if kind == v.OTHER and isinstance(node, cst.Attribute) and name not in self.stored:
+            # Kinds joined over `__init__` and the setup methods that store it again later
+            # (None, then an int `_init_step_index` sets): as built, until this function stores it.
+            kind = ctx.built_kind(name) or kind
+        if kind in _SPECIALISED:
+            self.first_reads[name] = node
+            self.kinds[name] = kind
+
+    def _written(self, name: str | None, store: cst.CSTNode, ctx, *, from_itself: bool,
+                 value: cst.BaseExpression | None = None) -> None:
+        """The attribute `name` is stored at `store` (a target, or the call of a method that stores it)."""
+        if name is None:
+            return
+        self.stored.add(name)
+        read = self.first_reads.get(name)
+        if read is None or name in self.reported or _restored(name, self.saved, store, ctx):
+            return
+        kind = self.kinds[name]
+        if kind == v.NONE and value is not None and ctx.value(value) == v.NONE:
+            return  # `self.cache = None`: as the call found it
         self.reported.add(name)
-        kind = ctx.value(read)
-        if not from_itself and kind in (v.INT, v.FLOAT):
+        if kind == v.NONE:
+            ctx.report(self, read, "an attribute of the module that is None until the compiled code sets it is "
+                                   "read here and set later: TorchDynamo guards that it is None, so the next call, "
+                                   "which finds it set, recompiles once", severity="warning")
+        elif not from_itself and kind in (v.INT, v.FLOAT):
             # `self.cached_len = seq_len`: the guard fails only when the value stored differs
             # from the one read; for a length the same from call to call, once.
             ctx.report(self, read, f"a {kind.name} attribute of the module is read here and set later in compiled "
@@ -307,7 +412,31 @@ class ModuleAttributeUpdated(Rule):
                                    f"once; it is {what}", severity="warning")
 
 
-_SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+_SPECIALISED = (v.INT, v.FLOAT, v.BOOL, v.NONE)
+
+
+def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
+    """The attributes of `self` a method stores: "updated" when a store computes it from itself
+    (`self.step += 1`), "none" when every store is None, else "set"."""
+    stored: dict[str, str] = {}
+    rank = {"none": 0, "set": 1, "updated": 2}
+    for node in find_nodes(function.body, (cst.Assign, cst.AugAssign), prune=(cst.FunctionDef, cst.Lambda)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                store = ("updated" if isinstance(node, cst.AugAssign) else
+                         "none" if isinstance(node.value, cst.Name) and node.value.value == "None" else "set")
+                known = stored.get(target.attr.value)
+                stored[target.attr.value] = store if known is None or rank[store] > rank[known] else known
+    return stored
+
+
+def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The targets inside a tuple or list target, nested ones included."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return []
+    inner = [e.value for e in target.elements]
+    return [*inner, *(t for e in inner for t in _unpacked(e))]
 
 
 def _pairs(node: cst.Assign) -> list[tuple[cst.Name, cst.BaseExpression]]:
@@ -350,7 +479,9 @@ def _restored(attribute: str, saved: dict[str, str], written: cst.BaseExpression
 
 
 def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
-    # Only a module's: an object of another class is often built afresh by each call (a cache).
-    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF and ctx.self_is_module():
+    # A module's, or the object whose method is compiled (`scheduler.step`), which persists from
+    # call to call; an object of another class is often built afresh by each call (a cache).
+    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF and (
+            ctx.self_is_module() or (ctx.is_root and ctx.function.class_name is not None)):
         return node.attr.value
     return None
