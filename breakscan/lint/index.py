@@ -823,6 +823,10 @@ def _unsubscripted(annotation: cst.BaseExpression) -> cst.BaseExpression:
     return annotation.value if isinstance(annotation, cst.Subscript) else annotation
 
 
+# `list()`, `dict()`, `set()`: empty containers of that sort.
+_EMPTY_CONTAINERS = {"builtins.list": "list", "builtins.dict": "dict", "builtins.set": "set"}
+
+
 def _is_setup_method(name: str) -> bool:
     """Submodules and parameters are built in `__init__` or in the helpers it calls by these names."""
     return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
@@ -911,6 +915,12 @@ class _SelfAttributeCollector:
         if isinstance(value, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in value.elements):
             items = tuple(self._element_kind(element.value) for element in value.elements)
             return container(items=items, sort="list" if isinstance(value, cst.List) else "tuple")
+        if isinstance(value, cst.Set):
+            return container(sort="set")
+        if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) and (
+                self.index.qualify(value.func.value) in _EMPTY_CONTAINERS):
+            sort = _EMPTY_CONTAINERS[self.index.qualify(value.func.value) or ""]
+            return container(keys=(), sort=sort) if sort == "dict" else container(items=(), sort=sort)
         return None
 
     def _element_kind(self, value: cst.BaseExpression) -> Kind:

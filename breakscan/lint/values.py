@@ -118,7 +118,7 @@ class Container(Kind):
 
     items: tuple[Value, ...] | None = None
     keys: tuple[tuple[str, Value], ...] | None = None
-    sort: str = ""  # "list", "tuple", "dict" or "generator" when known: what iterating it gives TorchDynamo
+    sort: str = ""  # "list", "tuple", "dict", "set" or "generator" when known: what iterating it gives TorchDynamo
     # What any element (a dict's any value) may be where positions and keys are not tracked: a
     # list grown by `append`, a comprehension. None: not tracked.
     elements: Value | None = None

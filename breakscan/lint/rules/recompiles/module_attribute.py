@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.state import persistent_attribute
 from breakscan.lint.traverse import find_nodes, subtree_ids
 
 
@@ -301,7 +302,7 @@ class ModuleAttributeUpdated(Rule):
     def on_Call(self, node: cst.Call, ctx) -> None:
         """`self._init_step_index(t)`: what a method of the module sets, it sets here."""
         func = node.func
-        if not (isinstance(func, cst.Attribute) and _attribute_of_self(func, ctx)):
+        if not (isinstance(func, cst.Attribute) and persistent_attribute(func, ctx)):
             return
         callee = ctx.callee(node)
         if callee is None or callee.class_name is None:
@@ -320,7 +321,7 @@ class ModuleAttributeUpdated(Rule):
             self.saved.pop(node.target.value, None)
         self._read(node.target, ctx)  # `self.step += 1` reads it first
         self.stores.add(id(node.target))
-        self._written(_attribute_of_self(node.target, ctx), node.target, ctx, from_itself=True)
+        self._written(persistent_attribute(node.target, ctx), node.target, ctx, from_itself=True)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
@@ -329,18 +330,18 @@ class ModuleAttributeUpdated(Rule):
                 self.saved.pop(target.target.value, None)
         copied = False
         for local, value in _pairs(node):
-            attribute = _attribute_of_self(value, ctx)
+            attribute = persistent_attribute(value, ctx)
             if attribute is not None and attribute not in self.first_reads:
                 self.saved[local.value] = attribute
                 self.copies.add(id(value))
                 copied = True
         if copied:
             return
-        stored = {_attribute_of_self(target.target, ctx) for target in node.targets} - {None}
+        stored = {persistent_attribute(target.target, ctx) for target in node.targets} - {None}
         read_here = set()
         if stored:  # `self.step = self.step + 1` reads it before the store
             for attribute in find_nodes(node.value, (cst.Attribute,)):
-                if attribute.attr.value in stored and _attribute_of_self(attribute, ctx) is not None:
+                if attribute.attr.value in stored and persistent_attribute(attribute, ctx) is not None:
                     read_here.add(attribute.attr.value)
                     self._read(attribute, ctx)
             after_dots = {id(a.attr) for a in find_nodes(node.value, (cst.Attribute,))}
@@ -351,16 +352,16 @@ class ModuleAttributeUpdated(Rule):
         for target in node.targets:
             for element in _unpacked(target.target):  # `self.cos, self.sin = ...`: stores, not reads
                 self.stores.add(id(element))
-                if _attribute_of_self(element, ctx) is not None:
-                    self._written(_attribute_of_self(element, ctx), element, ctx, from_itself=False)
+                if persistent_attribute(element, ctx) is not None:
+                    self._written(persistent_attribute(element, ctx), element, ctx, from_itself=False)
             self.stores.add(id(target.target))
-            name = _attribute_of_self(target.target, ctx)
+            name = persistent_attribute(target.target, ctx)
             if name is not None and isinstance(node.value, cst.Name) and self.saved.get(node.value.value) == name:
                 continue  # `self.active = saved`: the value the call found is put back
             self._written(name, target.target, ctx, from_itself=name in read_here, value=node.value)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
-        name = _attribute_of_self(node, ctx)
+        name = persistent_attribute(node, ctx)
         if name is None or name in self.first_reads or name in self.set_by_calls:
             return
         kind = ctx.value(node)
@@ -472,16 +473,7 @@ def _restored(attribute: str, saved: dict[str, str], written: cst.BaseExpression
         for line in lines:
             if isinstance(line, cst.SimpleStatementLine) and any(
                     isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in copies
-                    and any(_attribute_of_self(t.target, ctx) == attribute for t in small.targets)
+                    and any(persistent_attribute(t.target, ctx) == attribute for t in small.targets)
                     for small in line.body) and id(written) not in subtree_ids(line):
                 return True
     return False
-
-
-def _attribute_of_self(node: cst.BaseExpression, ctx) -> str | None:
-    # A module's, or the object whose method is compiled (`scheduler.step`), which persists from
-    # call to call; an object of another class is often built afresh by each call (a cache).
-    if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF and (
-            ctx.self_is_module() or (ctx.is_root and ctx.function.class_name is not None)):
-        return node.attr.value
-    return None

@@ -1,0 +1,182 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.state import persistent_attribute
+from breakscan.lint.traverse import find_nodes
+
+
+class ContainerAttributeGrown(Rule):
+    id = "BR009"
+    name = "container-attribute-grown"
+    kind = "recompile"
+    gb_ids = ()
+    message = ("a list attribute of the module grows here on every call of the compiled code: TorchDynamo guards "
+               "on its length, so every call recompiles (until the recompile limit, then the function runs eagerly)")
+    fix_hint = ("keep what the calls collect outside the compiled code (return it, and append it in the caller), "
+                "or in a preallocated tensor buffer")
+    docs = """
+    ## What it does
+    Flags a list, dict or set attribute of an `nn.Module` (built as `[]`, `{}`, `set()`... in
+    `__init__`), or of the object whose method is compiled, that the compiled code adds to
+    (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
+    taking anything out of it in the same function (`pop`, `remove`, `clear`, `discard`, `del`, or
+    storing a new container). Reported where the function first reads the attribute, where
+    TorchDynamo installs its guard.
+
+    ## Why is this bad?
+    TorchDynamo guards on the length of a list it reads from an attribute (`len(self.history) ==
+    2`), on whether a dict or set is empty and on a set's contents. A list the compiled code
+    appends to on every call fails that guard on every next call: the function compiles again each
+    time, and after 8 recompiles (`torch._dynamo.config.recompile_limit`) it runs eagerly: an
+    error. A dict given a key, or a set an element, fails it when the key or the element is new:
+    once, for keys the same from call to call (a warning). A list appended to and popped from in
+    the same call keeps its length, and is not flagged.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        self.history.append(x.mean())     # `self.history = []` in __init__
+        return x * 2
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        return x * 2, x.mean()            # the caller keeps the history
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            class Tracker(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.history = []
+
+                def forward(self, x):
+                    self.history.append(x.mean())  # recompile
+                    return x * 2
+        """, entry="Tracker()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Stats(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stats = {}
+                    self.seen = set()
+
+                def forward(self, x):
+                    y = x * 2
+                    self.stats["mean"] = y.mean()  # recompile
+                    return y
+        """, entry="Stats()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Shapes(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.seen = set()
+
+                def forward(self, x):
+                    self.seen.add(x.shape[0])  # recompile
+                    return x * 2
+        """, entry="Shapes()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            class Window(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.window = [torch.zeros(())]
+
+                def forward(self, x):
+                    self.window.append(x.mean())
+                    self.window.pop(0)  # the length stays what it was
+                    return x * 2
+        """, entry="Window()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Local(torch.nn.Module):
+                def forward(self, x):
+                    parts = []
+                    parts.append(x * 2)  # a list of this call's own
+                    return torch.cat(parts)
+        """, entry="Local()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+
+    def __init__(self) -> None:
+        self.first_reads: dict[str, cst.Attribute] = {}  # attribute -> its first read in the function
+        self.reported: set[str] = set()
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        name = persistent_attribute(node, ctx)
+        if name is not None:
+            self.first_reads.setdefault(name, node)
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _GROWING:
+            self._grown(func.value, ctx)
+
+    def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._grown(node.target, ctx)
+
+    def on_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):  # `self.stats["mean"] = ...`
+                self._grown(target.target.value, ctx)
+
+    def _grown(self, holder: cst.BaseExpression, ctx) -> None:
+        name = persistent_attribute(holder, ctx)
+        if name is None or name in self.reported:
+            return
+        assert isinstance(holder, cst.Attribute)
+        self.first_reads.setdefault(name, holder)
+        sort = v.sort_of(ctx.value(holder))
+        if sort not in ("list", "dict", "set") or name in ctx.memoised(_shrunk_attributes, ctx.function.node):
+            return
+        self.reported.add(name)
+        read = self.first_reads[name]
+        if sort == "list":
+            ctx.report(self, read)
+        else:
+            what = "a dict attribute of the module is given a key" if sort == "dict" else (
+                "a set attribute of the module is given an element")
+            ctx.report(self, read, f"{what} in compiled code: TorchDynamo guards on whether it is empty (a set, on "
+                                   "its contents), so a call recompiles whenever the key or element is new (once, "
+                                   "for one the same from call to call)", severity="warning")
+
+
+_GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+_SHRINKING = frozenset({"pop", "popitem", "remove", "discard", "clear"})
+
+
+def _shrunk_attributes(function: cst.FunctionDef) -> frozenset[str]:
+    """The attributes of `self` the function takes something out of, or stores anew
+    (`self.items = []`): what it adds to them may not change their length from call to call."""
+    shrunk = set()
+    for node in find_nodes(function.body, (cst.Call, cst.Assign, cst.Del)):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SHRINKING:
+                shrunk.add(_self_attribute(func.value))
+        elif isinstance(node, cst.Assign):
+            shrunk.update(_self_attribute(t.target) for t in node.targets)
+        else:
+            target = node.target
+            shrunk.add(_self_attribute(target.value if isinstance(target, cst.Subscript) else target))
+    return frozenset(shrunk - {None})
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
