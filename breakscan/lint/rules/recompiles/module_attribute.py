@@ -250,10 +250,12 @@ class ModuleAttributeUpdated(Rule):
                 def __init__(self):
                     super().__init__()
                     self.pending = None
+                    self.mask = None
 
                 def forward(self, x):
                     if self.pending is None:
                         self.pending = None  # left as the call found it
+                    self.mask = self.mask.to(x.dtype) if self.mask is not None else None  # None stays None
                     return x * 2
         """, entry="Buffered()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
         Example("""
@@ -383,8 +385,10 @@ class ModuleAttributeUpdated(Rule):
         if read is None or name in self.reported or _restored(name, self.saved, store, ctx):
             return
         kind = self.kinds[name]
-        if kind == v.NONE and value is not None and ctx.value(value) == v.NONE:
-            return  # `self.cache = None`: as the call found it
+        if kind == v.NONE and value is not None and (ctx.value(value) == v.NONE or _keeps_none(value, name)):
+            # `self.cache = None`, or `self.mask = self.mask.to(x) if self.mask is not None else
+            # None`: as the call found it.
+            return
         self.reported.add(name)
         if kind == v.NONE:
             ctx.report(self, read, "an attribute of the module that is None until the compiled code sets it is "
@@ -430,6 +434,21 @@ def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
                 known = stored.get(target.attr.value)
                 stored[target.attr.value] = store if known is None or rank[store] > rank[known] else known
     return stored
+
+
+def _keeps_none(value: cst.BaseExpression, attribute: str) -> bool:
+    """`self.mask.to(x) if self.mask is not None else None` (or the other way round): None when
+    the attribute is None."""
+    if not (isinstance(value, cst.IfExp) and isinstance(value.test, cst.Comparison)
+            and len(value.test.comparisons) == 1):
+        return False
+    test, comparison = value.test, value.test.comparisons[0]
+    if not (isinstance(test.left, cst.Attribute) and test.left.attr.value == attribute
+            and isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+        return False
+    when_none = value.orelse if isinstance(comparison.operator, cst.IsNot) else value.body
+    return isinstance(comparison.operator, (cst.Is, cst.IsNot)) and (
+        isinstance(when_none, cst.Name) and when_none.value == "None")
 
 
 def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression]:
