@@ -1597,8 +1597,9 @@ class RegionWalker(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _REMOVING_METHODS:  # `kwargs.pop("scale")`
             self._forget_items(func.value, None)
-        elif isinstance(func, cst.Attribute) and func.attr.value == "update" and self._named_keys(node) is not None:
-            for key, value in self._named_keys(node) or ():  # `kwargs.update(context=c)`: that key only
+        elif isinstance(func, cst.Attribute) and func.attr.value == "update" and (
+                named := self._named_keys(node)) is not None:
+            for key, value in named:  # `kwargs.update(context=c)`: that key only
                 self._forget_items(func.value, value, key)
         elif isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:  # `items.append(t)`
             given = [self.value(a.value) for a in node.args]
