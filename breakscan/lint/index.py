@@ -26,7 +26,11 @@ from breakscan.lint.names import (
 )
 from breakscan.lint.traverse import find_nodes, walk
 from breakscan.lint.values import (
+    BOOL,
+    FLOAT,
+    INT,
     METADATA_METHODS,
+    OTHER,
     TENSOR,
     UNKNOWN,
     Container,
@@ -252,6 +256,9 @@ class ModuleIndex:
     class_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # Module-level `name = 0` / `0.5` / `True`: the kind of number it holds (OTHER when its
+    # module-level assignments disagree).
+    number_globals: dict[str, Kind] = field(default_factory=dict)
     # Globals that only come to exist when a function assigns them (`global flag; flag = True`):
     # nothing at module level binds them (and no `import *` might).
     runtime_globals: frozenset[str] = frozenset()
@@ -408,6 +415,12 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
         else:
             index.imports.pop(target.value, None)  # rebound: no longer what was imported
             index.assignments[target.value] = called
+            number = literal_kind(node.value) if node.value is not None else None
+            known = index.number_globals.get(target.value)
+            if number in (INT, FLOAT, BOOL) and known in (None, number):
+                index.number_globals[target.value] = number
+            elif known is not None:
+                index.number_globals[target.value] = OTHER
 
 
 # Generic types whose subscription makes a type alias (`Union[...]`, `list[...]`).

@@ -1,0 +1,163 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import find_nodes
+
+
+class GlobalNumberUpdated(Rule):
+    id = "BR010"
+    name = "global-number-updated"
+    kind = "recompile"
+    gb_ids = ()
+    message = ("a module-level int is read here and updated later by the compiled code (`global`): TorchDynamo "
+               "guards on a global number's value, so every call recompiles (until the recompile limit, then "
+               "the function runs eagerly)")
+    fix_hint = ("count outside the compiled code (in its caller), or keep the count in a 0-d tensor "
+                "(`COUNT = torch.zeros((), dtype=torch.long)`, updated in place)")
+    docs = """
+    ## What it does
+    Flags the first read, in a compiled function, of a module-level number (`CALLS = 0`,
+    `SCALE = 1.0`, `FIRST = True` at module level) that the function declares `global` and
+    updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`). Reported where
+    TorchDynamo installs its guard: the read.
+
+    ## Why is this bad?
+    TorchDynamo treats a global int, float or bool as a constant and guards on its value
+    (`G['CALLS'] == 0`). The compiled code changing it fails that guard on the next call. An int
+    counted up on every call recompiles on every call, and after 8 recompiles
+    (`torch._dynamo.config.recompile_limit`) the function runs eagerly: an error. A float is made
+    dynamic after its first recompile, and a bool has two values: a warning.
+
+    ## Example
+    ```python
+    CALLS = 0
+
+    @torch.compile
+    def fn(x):
+        global CALLS
+        CALLS += 1
+        return x * CALLS
+    ```
+
+    ## Use instead
+    ```python
+    CALLS = 0
+
+    @torch.compile
+    def fn(x, calls):
+        return x * calls
+
+    CALLS += 1                 # in the caller
+    fn(x, torch.tensor(CALLS)) # a tensor: no guard on its value
+    ```
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            CALLS = 0
+
+            @torch.compile
+            def fn(x):
+                global CALLS
+                CALLS += 1  # recompile
+                return x * CALLS
+        """, inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            FIRST = True
+
+            @torch.compile
+            def fn(x):
+                global FIRST
+                if FIRST:  # recompile
+                    FIRST = False
+                    return x * 2
+                return x
+        """, inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            SCALE = 2.0
+
+            @torch.compile
+            def fn(x):
+                return x * SCALE  # read, never changed
+        """, inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            CALLS = 0
+
+            @torch.compile
+            def fn(x):
+                global CALLS
+                CALLS = 1  # set, not read first
+                return x * 2
+        """, inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+    )
+
+    def __init__(self) -> None:
+        self.first_reads: dict[str, cst.Name] = {}
+        self.stores: set[int] = set()
+        self.reported: set[str] = set()
+
+    def _declared(self, ctx) -> dict[str, v.Value]:
+        """The function's `global` names that hold a module-level number."""
+        numbers = ctx.module.number_globals
+        return {name: numbers[name] for name in ctx.memoised(_global_names, ctx.function.node)
+                if numbers.get(name) in _SPECIALISED}
+
+    def on_Global(self, node: cst.Global, ctx) -> None:
+        self.stores.update(id(item.name) for item in node.names)  # `global CALLS` reads nothing
+
+    def on_Name(self, node: cst.Name, ctx) -> None:
+        if id(node) not in self.stores and node.value in self._declared(ctx):
+            self.first_reads.setdefault(node.value, node)
+
+    def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        target = node.target
+        if isinstance(target, cst.Name) and target.value in self._declared(ctx):
+            self.first_reads.setdefault(target.value, target)  # `CALLS += 1` reads it first
+            self.stores.add(id(target))
+            self._written(target.value, ctx, from_itself=True)
+
+    def on_Assign(self, node: cst.Assign, ctx) -> None:
+        declared = self._declared(ctx)
+        names = [t.target for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in declared]
+        if not names:
+            return
+        reads = {n.value for n in find_nodes(node.value, (cst.Name,)) if n.value in declared}
+        for name in find_nodes(node.value, (cst.Name,)):
+            if name.value in declared:
+                self.first_reads.setdefault(name.value, name)
+        for target in names:
+            self.stores.add(id(target))
+            self._written(target.value, ctx, from_itself=target.value in reads)
+
+    def _written(self, name: str, ctx, *, from_itself: bool) -> None:
+        read = self.first_reads.get(name)
+        if read is None or name in self.reported:
+            return
+        self.reported.add(name)
+        kind = self._declared(ctx)[name]
+        if kind == v.INT and from_itself:
+            ctx.report(self, read)
+        else:
+            effect = ("a call recompiles whenever the value stored differs from the one read" if kind == v.INT else
+                      "the next call recompiles once, and the float is made dynamic after it" if kind == v.FLOAT
+                      else "the next call recompiles once (a bool has two values)")
+            ctx.report(self, read, f"a module-level {kind.name} is read here and set later by the compiled code "
+                                   f"(`global`): TorchDynamo guards on its value, so {effect}", severity="warning")
+
+
+_SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+
+
+def _global_names(function: cst.FunctionDef) -> frozenset[str]:
+    return frozenset(item.name.value for statement in find_nodes(function.body, (cst.Global,), prune=(cst.FunctionDef,))
+                     for item in statement.names)
