@@ -88,6 +88,7 @@ class Project:
         self.root_keys: set[str] = set()  # the roots of the running analysis
         self._returns: dict[str, v.Value] = {}
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
+        self._stores: dict[str, dict[str, v.Value]] = {}
         self._passthrough: dict[str, frozenset[int] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
@@ -512,6 +513,11 @@ class Project:
         known = self._returns.get(function.key)
         return known if known is not None else v.TENSOR
 
+    def stored_attributes(self, method: FunctionInfo) -> dict[str, v.Value]:
+        """The attributes a method sets on its object on every way out (none until its first walk,
+        nor for one excluded from compilation)."""
+        return self._stores.get(method.key, {})
+
     # -- roots and reachability ------------------------------------------------------------
     def roots(self, modules: list[ModuleIndex] | None = None) -> list[FunctionInfo]:
         roots: dict[str, FunctionInfo] = {}
@@ -606,14 +612,16 @@ class Project:
             result = RegionWalker(self, function, handlers(), parameters[key], dynamo, called=key in called).run()
             results[key] = result
             # A function read before its first walk was taken to return a tensor (`return_value`).
-            summary = {"returns": result.returns, "items": result.return_items, "passthrough": result.passthrough}
+            summary = {"returns": result.returns, "items": result.return_items, "passthrough": result.passthrough,
+                       "stores": result.stores or {}}
             seen = {"returns": self._returns.get(key, v.TENSOR), "items": self._return_items.get(key),
-                    "passthrough": self._passthrough.get(key)}
+                    "passthrough": self._passthrough.get(key), "stores": self._stores.get(key, {})}
             changed = {kind for kind, value in summary.items() if not v.identical(value, seen[kind])}
             if changed:
                 self._returns[key] = result.returns
                 self._return_items[key] = result.return_items
                 self._passthrough[key] = result.passthrough
+                self._stores[key] = result.stores or {}
                 for reader in readers.get(key, ()):
                     if reader in results and any((key, kind) in results[reader].summaries_read for kind in changed):
                         enqueue(functions[reader])
@@ -693,6 +701,7 @@ class Project:
             first = [*node.params.posonly_params, *node.params.params][:1]
             if first:
                 merged[first[0].name.value] = v.SELF
+                merged.update(_receiver_state(first[0].name.value, sites))
         positional = callee.positional_params
         by_name = {p.name.value: p for p in [*positional, *node.params.kwonly_params]}
         for name, param in by_name.items():
@@ -739,6 +748,16 @@ class Project:
             return None
         declared = self.declared_value(star.annotation.annotation, module)
         return v.container(sort="tuple", elements=declared) if isinstance(declared, v.ModuleValue) else None
+
+
+def _receiver_state(name: str, sites: list) -> dict[str, v.Value]:
+    """The attributes every caller has set on the object before calling its method, joined, bound
+    as the method's walker reads them (`self.scale`); one a caller has not set is read as the
+    object's class sets it."""
+    states = [dict(site.receiver_state) for site in sites]
+    common = set.intersection(*(set(state) for state in states)) if states else set()
+    return {f"{name}.{attribute}": functools.reduce(v.join, (state[attribute] for state in states))
+            for attribute in sorted(common)}
 
 
 def _spread_tuple(extras: list[list[v.Value]], spread: bool) -> v.Value:

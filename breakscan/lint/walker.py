@@ -93,6 +93,9 @@ class CallSite:
     order: int = 0
     spreads: bool = False  # passes `*args` or `**kwargs` on: what they hold is not known here
     arms: "Arms" = ()  # the branches it is in (see RegionWalker.arms)
+    # A method called on the caller's own object (`self.normalize(x)`): the attributes the caller
+    # has set on it so far (`self.scale = x.abs().max()`), by name: the method reads them so.
+    receiver_state: tuple[tuple[str, v.Value], ...] = ()
 
 
 # The `if` arms a construct is in: (id of the test, which way it went), outermost first.
@@ -121,6 +124,8 @@ class FunctionResult:
     frame_skips: list[tuple[int, Arms]] = field(default_factory=list)
     # The summaries of other functions this walk read: (function key, "returns" | "items" | "passthrough").
     summaries_read: set[tuple[str, str]] = field(default_factory=set)
+    # A method's: the attributes of its object it has set on every way out, with their values.
+    stores: dict[str, v.Value] | None = None
     _returns_seen: bool = False
 
 
@@ -468,6 +473,7 @@ class RegionWalker(cst.CSTVisitor):
     def run(self) -> FunctionResult:
         self._call_wrappers()
         self.walk(self.function.node.body)
+        self._record_exit()
         if self._yielded is not None:  # a generator function: calling it gives a generator of what it yields
             self.result.returns = v.container(holds_tensors=self._yielded in (v.TENSOR, v.TENSORS))
             self.result.return_items = self.result.passthrough = None
@@ -1544,6 +1550,7 @@ class RegionWalker(cst.CSTVisitor):
             self._forget()
 
     def _after_return(self, node: cst.Return) -> None:
+        self._record_exit()
         result = self.result
         positions = self._returned_parameters(node.value)
         if not result._returns_seen:
@@ -1590,8 +1597,8 @@ class RegionWalker(cst.CSTVisitor):
         prop = self._property(node)
         if prop is not None:  # reading it runs its body under TorchDynamo, as a call would
             self.result.calls.append(CallSite(prop, [], {}, node, in_loop=self.loop_depth > 0, in_try=self.try_depth > 0,
-                                              arms=self.arms,
-                                              order=next(self.events)))
+                                              arms=self.arms, order=next(self.events),
+                                              receiver_state=self._receiver_state(node.value)))
 
     def _after_call(self, node: cst.Call) -> None:
         func = node.func
@@ -1615,10 +1622,56 @@ class RegionWalker(cst.CSTVisitor):
         if self.project.autograd_forward(self, node) is not None:
             arguments = [v.OTHER, *arguments]  # `forward(ctx, ...)`: `apply` passes the context first
         order = next(self.events)
+        receiver = self._own_receiver(func.value) if isinstance(func, cst.Attribute) else None
+        state = () if receiver is None else tuple(self._own_state(receiver).items())
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order, arms=self.arms,
-                                              spreads=spreads))
+                                              spreads=spreads, receiver_state=state))
+        if receiver is not None:
+            self._apply_stores(receiver, callees)
+
+    def _own_receiver(self, receiver: cst.BaseExpression) -> str | None:
+        """The name the function's own object is bound to, when `receiver` is it (`self`, or `super()`)."""
+        if isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super":
+            params = [*self.function.node.params.posonly_params, *self.function.node.params.params]
+            receiver = params[0].name if params else receiver
+        if isinstance(receiver, cst.Name) and self.bindings.get(receiver.value) == v.SELF:
+            return receiver.value
+        return None
+
+    def _receiver_state(self, receiver: cst.BaseExpression) -> tuple[tuple[str, v.Value], ...]:
+        """The attributes this function has set on `receiver` so far, when it is its own object:
+        what a method called on it reads them as."""
+        name = self._own_receiver(receiver)
+        return () if name is None else tuple(self._own_state(name).items())
+
+    def _own_state(self, name: str) -> dict[str, v.Value]:
+        prefix = name + "."
+        return {key[len(prefix):]: value for key, value in self.bindings.items() if key.startswith(prefix)}
+
+    def _record_exit(self) -> None:
+        """The attributes set on the function's own object on every way out of it so far (a
+        method's callers read them so after the call: `self._stats(x)` then `self.mean`)."""
+        params = [*self.function.node.params.posonly_params, *self.function.node.params.params][:1]
+        if not params or self.bindings.get(params[0].name.value) != v.SELF:
+            return
+        state = self._own_state(params[0].name.value)
+        stores = self.result.stores
+        self.result.stores = state if stores is None else {
+            attribute: v.join(stores[attribute], value) for attribute, value in state.items() if attribute in stores}
+
+    def _apply_stores(self, receiver: str, callees: list[FunctionInfo]) -> None:
+        """After a method call on the function's own object: the attributes every method it may
+        run sets on every way out."""
+        methods = [callee for callee in callees if callee.class_name is not None and not callee.is_staticmethod]
+        if not methods:
+            return
+        for callee in methods:
+            self.result.summaries_read.add((callee.key, "stores"))
+        stores = [self.project.stored_attributes(callee) for callee in methods]
+        for attribute in set.intersection(*(set(stored) for stored in stores)):
+            self._set(f"{receiver}.{attribute}", functools.reduce(v.join, (stored[attribute] for stored in stores)))
 
     def _named_keys(self, call: cst.Call) -> list[tuple[str, v.Value]] | None:
         """The keys and values a `dict.update` call stores, when each is named: keyword

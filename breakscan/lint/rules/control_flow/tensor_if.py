@@ -37,6 +37,42 @@ class TensorIf(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            class Normalizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    self.peak = x.abs().max()  # set here, read by the method it calls
+                    return self.rescale(self.proj(x))
+
+                def rescale(self, x):
+                    if self.peak > 1:  # break
+                        return x / self.peak
+                    return x
+        """, entry="Normalizer()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tracker(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    self.track(x)
+                    if self.spread > 1:  # break
+                        x = x / self.spread
+                    return self.proj(x)
+
+                def track(self, x):
+                    self.spread = x.std()  # set by the method forward called first
+        """, entry="Tracker()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
 
             def flatten(probas, labels):
                 return probas.reshape(-1, probas.shape[1]), labels.reshape(-1)
@@ -243,6 +279,45 @@ class TensorIf(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tracker(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+                    self.spread = 1.0
+
+                def forward(self, x):
+                    self.track(x, keep=False)
+                    if self.spread > 1:  # the float `__init__` set: `track` returned before storing
+                        x = x / self.spread
+                    return self.proj(x)
+
+                def track(self, x, keep: bool):
+                    if not keep:
+                        return
+                    self.spread = x.std()
+        """, entry="Tracker()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Normalizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    self.rows = x.shape[0]  # a Python int
+                    return self.rescale(self.proj(x))
+
+                def rescale(self, x):
+                    if self.rows > 1:
+                        return x / self.rows
+                    return x
+        """, entry="Normalizer()", inputs="torch.randn(2, 8)"),
         Example("""
             import torch
 
