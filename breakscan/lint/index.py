@@ -6,6 +6,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 
 from __future__ import annotations
 
+import ast
 import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -309,9 +310,37 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     if "compile" in text or "disable" in text or "config" in text:
         _CompileCallFinder(index).run(module)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
+    if index.declares_targets:
+        index.compiled_refs.update(_declared_targets(index, module))
     if "global " in text:
         index.runtime_globals = _runtime_globals(module)
     return index
+
+
+def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
+    """What `BREAKSCAN_TARGETS` tells confirmation to compile, as qualified names: a function of
+    the file (`"postprocess"`) or a class built by the entry (`"Detector()"`, whose `forward`
+    runs). The lint analyses what the run compiles."""
+    targets: set[str] = set()
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not (isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(small.value, cst.Dict) and any(
+                    dotted_name(target) == "BREAKSCAN_TARGETS"
+                    for target in ([t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]))):
+                continue
+            for element in small.value.elements:
+                key = element.key if isinstance(element, cst.DictElement) else None
+                entry = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+                try:
+                    expression = ast.parse(entry.strip(), mode="eval").body if isinstance(entry, str) else None
+                except SyntaxError:
+                    continue
+                if isinstance(expression, ast.Call):
+                    expression = expression.func
+                name = index.qualify(ast.unparse(expression)) if isinstance(expression, (ast.Name, ast.Attribute)) else None
+                if name is not None:
+                    targets.add(name)
+    return targets
 
 
 def _runtime_globals(module: cst.Module) -> frozenset[str]:

@@ -59,6 +59,10 @@ INT = Kind("int")
 FLOAT = Kind("float")
 BOOL = Kind("bool")
 STR = Kind("str")
+# Text formatted from a tensor's value (`f"{loss}"`, `"{:.3f}".format(loss)`): TorchDynamo keeps it
+# as a lazy format it cannot read, so returning or nesting it is fine, but using it as a string
+# (`len()`, `+`, `==`, `in`, indexing, a method, a dict key) breaks (probed).
+TENSOR_TEXT = Kind("tensor-text", family="str")
 NONE = Kind("none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
@@ -231,6 +235,10 @@ def _exact(value: object) -> object:
     return value
 
 
+def is_tensor_text(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == TENSOR_TEXT.name
+
+
 def is_mask(value: Value) -> bool:
     """A tensor known to hold booleans."""
     return isinstance(value, Kind) and value.name == MASK.name
@@ -296,6 +304,8 @@ def join(a: Value, b: Value) -> Value:
         # A mask and a tensor of another dtype: a tensor.
         if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name:
             return a
+        if a == STR:
+            return STR  # tensor text on one path only: not known to be it
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         fields = tuple((name, join(value, other)) for name, value in a.fields

@@ -555,6 +555,10 @@ class RegionWalker(cst.CSTVisitor):
             if node.value in self.bindings:
                 return self.bindings[node.value]
             return v.literal_kind(node) or self._callable_named(node) or self._global_value(node) or v.OTHER
+        if isinstance(node, cst.FormattedString) and any(
+                isinstance(part, cst.FormattedStringExpression) and part.conversion is None
+                and self.value(part.expression) == v.TENSOR for part in node.parts):
+            return v.TENSOR_TEXT
         literal = v.literal_kind(node)
         if literal is not None:
             return literal
@@ -797,6 +801,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.OTHER if method in ("keys", "items", "values", "__len__", "index", "count") else v.TENSORS
             if base == v.UNKNOWN:
                 return v.UNKNOWN
+            if base == v.STR and method == "format" and any(
+                    self.value(argument.value) == v.TENSOR for argument in node.args if not argument.star):
+                return v.TENSOR_TEXT
             if isinstance(base, v.Container) and method in _LOOKUP_METHODS and node.args:
                 looked_up = self._looked_up(base, node)
                 if looked_up is not None:

@@ -9,13 +9,14 @@ from breakscan.model import Finding
 
 
 def clone_instead_of_copy(src: SourceModule, finding: Finding) -> Rewrite | None:
-    """Only when the run showed a tensor being copied (GB4198 alone), and not of an attribute of
-    `self`: copying a submodule copies its parameters (GB4198 too) but must stay a copy."""
-    if set(finding.gb_ids) != {"GB4198"}:
-        return None
+    """Only when a tensor is copied: the run showed it (GB4198 alone) or the lint typed the
+    argument as one; and not an attribute of `self`: copying a submodule copies its parameters
+    (GB4198 too) but must stay a copy."""
     call = src.first_in(finding.span, lambda n: call_name(src, n) in ("copy.deepcopy", "copy.copy")
                         and len(n.args) == 1 and not n.args[0].keyword and not n.args[0].star)
     if call is None or src.code(call.args[0].value).startswith("self."):
+        return None
+    if set(finding.gb_ids) != {"GB4198"} and dict(finding.kinds).get(src.code(call.args[0].value)) != "tensor":
         return None
     tensor = atom(src, call.args[0].value)
     summary = (f"copy the tensor with `{tensor}.clone()`, which Dynamo traces (same values; "

@@ -6,24 +6,32 @@ from breakscan.lint.traverse import subtree_ids
 
 TO_STRING_BUILTINS = frozenset({"builtins.str", "builtins.repr", "builtins.ascii"})
 TO_STRING_DUNDERS = frozenset({"__repr__", "__str__"})
+# Builtins that read text as a string (probed on `f"{x.sum()}"`: each breaks; `bool()` does not).
+TEXT_READING_BUILTINS = frozenset({"builtins.len", "builtins.str", "builtins.hash"})
 
 
 class TensorToString(Rule):
     id = "BS407"
     name = "tensor-to-string"
-    gb_ids = ("GB0059", "GB0569", "GB0208", "GB0088", "GB0033")
+    gb_ids = ("GB0059", "GB0569", "GB0208", "GB0088", "GB0033", "GB9648", "GB0156", "GB4880")
     message = "turning a tensor into text needs its values: the graph breaks here"
     fix_hint = "format shapes/dtypes instead of values, or build the text outside the compiled code"
     docs = """
     ## What it does
     Flags conversions of tensor *values* to text in compiled code: `str(x)`, `repr(x)`,
     `x.__repr__()`, `"%s" % x` / `"%.3f" % loss`, and f-string conversions `f"{x!r}"` /
-    `f"{x!s}"`. Text from metadata (`str(x.shape)`, `f"{x.dtype}"`) is fine and not flagged,
-    nor is text built only for an exception or an `assert` message, which is never formatted
-    unless it fails.
+    `f"{x!s}"`. `f"{x}"` and `"{:.3f}".format(x)` are flagged where the text is used as a string:
+    `len()`, `str()`, `hash()`, `+`, a comparison or `in`, indexing, a dict key, a method
+    (`.upper()`), there or in a function it is passed to. Text from metadata (`str(x.shape)`,
+    `f"{x.dtype}"`) is fine and not flagged, nor is text built only for an exception or an
+    `assert` message, which is never formatted unless it fails.
 
     ## Why is this bad?
     The string depends on the tensor's data, which does not exist while tracing.
+    TorchDynamo keeps `f"{x}"` as a format it fills in later: returning it, nesting it in
+    another f-string or testing its truth is fine, but reading it as a string fails (GB0088, the
+    whole function then runs eagerly; GB0059 for `str()`, GB9648 for `==`, GB4880 for indexing, GB0156
+    for a method).
     `str(x)` breaks with GB0059, `repr(x)` with GB0569 "repr() on tensor", `x.__repr__()` with
     GB0208; `%`-formatting (GB0208, GB0059, GB0088, GB0033) and `f"{x!r}"` cannot even resume:
     TorchDynamo skips the whole function and runs it eagerly.
@@ -40,6 +48,32 @@ class TensorToString(Rule):
     Or return the tensor and format it after the compiled call.
     """
     invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tagger(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    y = self.proj(x)
+                    width = len(f"{y.mean()}")  # break
+                    return y * width
+        """, entry="Tagger()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
+
+            def scaled(x, key):
+                if key == "0.000":  # break
+                    return x
+                return x * 2
+
+            @torch.compile
+            def fn(x):
+                return scaled(x, "{:.3f}".format(x.sum()))
+        """),
         Example("""
             import torch
 
@@ -69,6 +103,17 @@ class TensorToString(Rule):
         """),
     )
     valid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x * 2
+                label = f"mean={y.mean()}"
+                if label:  # its truth is known: a non-empty format
+                    y = y + 1
+                return y, f"[{label}] shape={tuple(y.shape)}"
+        """),
         Example("""
             import torch
 
@@ -111,16 +156,39 @@ class TensorToString(Rule):
         elif (isinstance(func, cst.Attribute) and func.attr.value in TO_STRING_DUNDERS and not node.args
               and ctx.value(func.value) == v.TENSOR):
             ctx.report(self, node)
+        elif ctx.qualname(func) in TEXT_READING_BUILTINS and len(node.args) == 1 and _is_text(node.args[0].value, ctx):
+            ctx.report(self, node)  # `len(f"{loss}")`
+        elif isinstance(func, cst.Attribute) and _is_text(func.value, ctx):
+            ctx.report(self, node)  # `f"{loss}".upper()`
 
     def on_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
-        if (id(node) not in self.on_failure and isinstance(node.operator, cst.Modulo)
-                and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)) and _holds_tensor(node.right, ctx)):
+        if id(node) in self.on_failure:
+            return
+        if (isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString))
+                and _holds_tensor(node.right, ctx)):
             ctx.report(self, node)
+        elif _is_text(node.left, ctx) or _is_text(node.right, ctx):
+            ctx.report(self, node)  # `"loss=" + f"{loss}"`
+
+    def on_Comparison(self, node: cst.Comparison, ctx) -> None:
+        if id(node) not in self.on_failure and any(
+                _is_text(part, ctx) for part in (node.left, *(c.comparator for c in node.comparisons))):
+            ctx.report(self, node)  # `f"{x}" == "nan"`, `"." in f"{x}"`
+
+    def on_Subscript(self, node: cst.Subscript, ctx) -> None:
+        keys = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
+        if id(node) not in self.on_failure and any(_is_text(part, ctx) for part in (node.value, *keys)):
+            ctx.report(self, node)  # `f"{x}"[0]`, `cache[f"{x}"]`
 
     def on_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
         # `f"{x}"` and `f"{x:.3f}"` are traced; only the explicit !r / !s / !a conversions break.
         if id(node) not in self.on_failure and node.conversion is not None and ctx.value(node.expression) == v.TENSOR:
             ctx.report(self, node)
+
+
+def _is_text(node: cst.BaseExpression, ctx) -> bool:
+    """Text formatted from a tensor's value, which TorchDynamo cannot read as a string."""
+    return v.is_tensor_text(ctx.value(node))
 
 
 def _holds_tensor(node: cst.BaseExpression, ctx) -> bool:
