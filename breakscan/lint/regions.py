@@ -366,21 +366,21 @@ class Project:
                 if found is not None:
                     return [self.bound(found, walker.cls)]
             elif isinstance(base_value, v.ModuleValue):
-                methods = self._methods_of(base_value, func.attr.value)
+                methods = self.methods_of(base_value, func.attr.value)
                 if methods:
                     return methods
         value = walker.value(func)
         if isinstance(value, v.MethodValue):
-            return [method for name in self.method_names(value) for method in self._methods_of(
+            return [method for name in self.method_names(value) for method in self.methods_of(
                 v.ModuleValue(value.classes), name)]
         if isinstance(value, v.ModuleValue):
             # Calling an nn.Module runs its forward; calling any other object runs its __call__.
             classes = walker._classes_of(value)
-            return self._methods_of(value, "forward" if any(self.is_module_class(info) for info in classes)
+            return self.methods_of(value, "forward" if any(self.is_module_class(info) for info in classes)
                                     else "__call__")
         built = walker.built_classes(func) if constructors else ()
         if built:
-            return [init for name in built for init in self._methods_of(v.ModuleValue(frozenset({name})), "__init__")]
+            return [init for name in built for init in self.methods_of(v.ModuleValue(frozenset({name})), "__init__")]
         qualified = walker.qualname(func)
         found_function = self.find_function(qualified) if qualified else None
         if found_function is None and isinstance(func, cst.Name) and isinstance(value, v.Callables):
@@ -402,7 +402,7 @@ class Project:
                 classes &= self._implementers(other, caller.name)
         if not classes or len(classes) > _MOST_IMPLEMENTERS:
             return []
-        return self._methods_of(v.ModuleValue(classes), name)
+        return self.methods_of(v.ModuleValue(classes), name)
 
     def wrappers(self, function: FunctionInfo) -> list[tuple[cst.Decorator, FunctionInfo]]:
         """The functions that run in place of `function`, for each decorator of it that is a scanned
@@ -481,7 +481,7 @@ class Project:
             self._built_by[function.key] = found
         return found
 
-    def _methods_of(self, instance: v.ModuleValue, name: str) -> list[FunctionInfo]:
+    def methods_of(self, instance: v.ModuleValue, name: str) -> list[FunctionInfo]:
         """The method `name` of each class an object may be built from, bound to that class (for
         an object an annotation declares, as the class defining it has it: see ModuleValue)."""
         found: list[FunctionInfo] = []

@@ -271,6 +271,11 @@ class RegionContext:
         with `constructors`, also the `__init__` that building an object of a scanned class runs."""
         return self._walker.project.resolve_calls(self._walker, call, constructors=constructors)
 
+    def runs_disabled(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> bool:
+        """An operation on an object of a scanned class runs a `torch.compiler.disable`d method of
+        it (`with Timer():` its `__enter__` or `__exit__`)."""
+        return any(method.disabled for name in names for method in self._walker.implicit_methods(operand, (name,)))
+
     def calls_disabled(self, call: cst.Call) -> bool:
         """A call of a `torch.compiler.disable`d function, or of a `f = disable(g)` wrapper from
         any scanned module."""
@@ -1141,11 +1146,49 @@ class RegionWalker(cst.CSTVisitor):
         that doesn't support graph breaking"); the items are walked as usual."""
         for item in node.items:
             self.walk(item)
+        # An object of a scanned class built in the `with`: TorchDynamo runs its `__enter__`, and
+        # its `__exit__` after the block (one built before is BS601's: it cannot be entered).
+        built = [item.item for item in node.items if isinstance(item.item, cst.Call)
+                 and isinstance(self.value(item.item), v.ModuleValue)]
+        for manager in built:
+            self._implicit_call(manager, ("__enter__",), [])
         unresumable = any(self._forbids_breaks(item.item) for item in node.items)
         self.try_depth += unresumable
         self.walk(node.body)
         self.try_depth -= unresumable
+        for manager in reversed(built):
+            self._implicit_call(manager, ("__exit__",), [v.NONE, v.NONE, v.NONE])
         return False
+
+    def _implicit_call(self, operand: cst.BaseExpression, names: tuple[str, ...], arguments: list[v.Value]) -> None:
+        """A method Python runs for an operation on an object of a scanned class (`__enter__` for
+        `with`, `__bool__` for `if`), the first of `names` its classes have, as a call at `operand`."""
+        methods = self.implicit_methods(operand, names)
+        order = next(self.events)
+        for method in methods:
+            self.result.calls.append(CallSite(method, list(arguments), {}, operand, in_loop=self.loop_depth > 0,
+                                              in_try=self.try_depth > 0, order=order, arms=self.arms))
+
+    def implicit_methods(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> list[FunctionInfo]:
+        """The methods of the first of `names` the classes of the object `operand` gives have."""
+        instance = self.value(operand)
+        if not isinstance(instance, v.ModuleValue) or not isinstance(operand, (cst.Call, cst.Attribute)):
+            return []
+        for name in names:
+            methods = self.project.methods_of(instance, name)
+            if methods:
+                return methods
+        return []
+
+    def _truth_tested(self, test: cst.BaseExpression) -> None:
+        """`if state:` runs the object's `__bool__` (else its `__len__`)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._truth_tested(test.expression)
+        elif isinstance(test, cst.BooleanOperation):
+            self._truth_tested(test.left)
+            self._truth_tested(test.right)
+        else:
+            self._implicit_call(test, ("__bool__", "__len__"), [])
 
     def _forbids_breaks(self, manager: cst.BaseExpression) -> bool:
         """A context manager built in the `with` that TorchDynamo enters but cannot break under:
@@ -1171,6 +1214,7 @@ class RegionWalker(cst.CSTVisitor):
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
             self.walk(node.test)
+            self._truth_tested(node.test)
             self._walk_branches(node.test, node.body, node.orelse)
         elif outcome:
             self.walk(node.body)
@@ -1182,6 +1226,7 @@ class RegionWalker(cst.CSTVisitor):
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
             self.walk(node.test)
+            self._truth_tested(node.test)
             self._walk_branches(node.test, node.body, node.orelse)
             return False
         self.walk(node.body if outcome else node.orelse)

@@ -17,8 +17,9 @@ class DisabledCall(Rule):
     Flags, in compiled code, calls to functions and methods decorated with
     `@torch.compiler.disable` / `@torch._dynamo.disable` (with or without arguments), calls to
     module-level wrappers `f = torch.compiler.disable(g)`, calls to submodules whose `forward`
-    is disabled, objects built from classes whose `__init__` is disabled, inline `torch.compiler.disable(g)(x)`, and nested functions decorated inside the
-    compiled code.
+    is disabled, objects built from classes whose `__init__` is disabled, `with Manager(...):`
+    where the class's `__enter__` or `__exit__` is disabled, inline
+    `torch.compiler.disable(g)(x)`, and nested functions decorated inside the compiled code.
 
     ## Why is this bad?
     A disabled function is a deliberate hole in the graph: TorchDynamo ends the graph at the
@@ -155,6 +156,11 @@ class DisabledCall(Rule):
             if ctx.qualname(expression.func if isinstance(expression, cst.Call) else expression) in DISABLE_NAMES:
                 self._nested_disabled(ctx).add(node.name.value)
                 ctx.report(self, decorator, NESTED_MESSAGE)
+
+    def on_With(self, node: cst.With, ctx) -> None:
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and ctx.runs_disabled(item.item, ("__enter__", "__exit__")):
+                ctx.report(self, item.item)  # `with Timer():` whose `__exit__` is disabled
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

@@ -44,6 +44,30 @@ class PrintCall(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            class Warmup:
+                def __init__(self, steps):
+                    self.steps = steps
+
+                def __bool__(self):
+                    print("warmup steps:", self.steps)  # break
+                    return self.steps > 0
+
+            class Cell(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+                    self.warmup = Warmup(3)
+
+                def forward(self, x):
+                    h = self.proj(x)
+                    if self.warmup:  # runs `Warmup.__bool__`
+                        h = h * 0.5
+                    return h
+        """, entry="Cell()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):

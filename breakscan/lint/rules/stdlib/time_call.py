@@ -40,6 +40,33 @@ class TimeCall(Rule):
         Example("""
             import time
             import torch
+            from torch import nn
+
+            class Timer:
+                def __init__(self, registry):
+                    self.registry = registry
+
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    self.registry["done"] = time.perf_counter()  # break
+                    return False
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+                    self.timings = {}
+
+                def forward(self, x):
+                    with Timer(self.timings):  # runs `__enter__`, and `__exit__` after the block
+                        x = torch.tanh(self.proj(x))
+                    return x
+        """, entry="Encoder()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import time
+            import torch
 
             @torch.compile
             def fn(x):
