@@ -18,7 +18,7 @@ class TensorScalarIndex(Rule):
     Flags subscripts that need a tensor's value as a Python integer:
     - a 0-d tensor computed in the compiled code used as an index (`x[x.argmax()]`,
       `w[i + 1]` after `i = scores.argmax()`), on a tensor or on a list;
-    - a tensor as a slice bound (`x[:lengths.max()]`);
+    - a tensor as a slice bound (`x[:lengths.max()]`, `slice(ptr[i], ptr[i + 1])`);
     - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`);
     - as a warning, an element of a tensor used as an index (`for idx in perm: x[..., idx]`,
       `perm[0]`): 0-d, and breaking, when that tensor has one dimension.
@@ -50,6 +50,17 @@ class TensorScalarIndex(Rule):
     or `torch.gather` / a one-hot product for per-row choices.
     """
     invalid = (
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(src, indptr):
+                sums = []
+                for i in range(indptr.shape[0] - 1):
+                    rows = slice(indptr[i], indptr[i + 1])  # break
+                    sums.append(src[rows].sum(0))
+                return torch.stack(sums)
+        """, inputs="(torch.randn(6, 4), torch.tensor([0, 2, 6]))"),
         Example("""
             import torch
 
@@ -167,6 +178,12 @@ class TensorScalarIndex(Rule):
                     return t[rows, best] * 2
         """, entry="Model()"),
     )
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        # `slice(ptr[i], ptr[i + 1])` reads its bounds when it is built (probed), as `x[a:b]` does.
+        if (ctx.qualname(node.func) == "builtins.slice" and not ctx.dynamo.enabled("capture_scalar_outputs")
+                and any(not a.star and holds_tensor_data(a.value, ctx) for a in node.args)):
+            ctx.report(self, node)
 
     def on_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `t[rows, cols]`: a list or a module container takes a single index, so this is a tensor.
