@@ -684,6 +684,10 @@ class RegionWalker(cst.CSTVisitor):
                     methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
                     if methods:
                         return v.MethodValue(self._instance_classes(base), frozenset(methods))
+                if attr in info.attr_functions:
+                    functions = {name for name in info.attr_functions[attr] if self.project.find_function(name)}
+                    if functions:
+                        return v.callables(frozenset(functions))
                 if attr in info.attr_params:
                     declared = self.project.attribute_parameter_value(info, attr)
                     if declared is not None:

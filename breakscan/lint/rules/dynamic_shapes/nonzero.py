@@ -55,6 +55,26 @@ class Nonzero(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            def radius_search(points, queries, radius):
+                dists = torch.cdist(queries, points)
+                return (dists <= radius).nonzero()[:, 1]  # break
+
+            def nearest(points, queries, radius):
+                return torch.cdist(queries, points).argmin(dim=1)
+
+            class NeighborSearch(nn.Module):
+                def __init__(self, exact=True):
+                    super().__init__()
+                    self.search_fn = radius_search if exact else nearest  # called in forward
+                    self.proj = nn.Linear(3, 3)
+
+                def forward(self, points, queries):
+                    return points[self.search_fn(self.proj(points), queries, 0.5)]
+        """, entry="NeighborSearch()", inputs="(torch.randn(5, 3), torch.randn(2, 3))"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):
