@@ -256,7 +256,8 @@ class ModuleIndex:
     # by the function's qualified name (what recompile rules read about how code is called).
     varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
-    # Module-level tables of classes (`SOLVERS = {"dopri5": Dopri5Solver, ...}`): their qualified names.
+    # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
+    # dicts and `partial(f, ...)` of them): their qualified names.
     class_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
@@ -418,6 +419,22 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
                 _index_statement(index, inner, top)
 
 
+def _table_entries(index: ModuleIndex, table: cst.Dict) -> list[str | None]:
+    """The qualified names a module-level dict maps its keys to, through nested dicts and
+    `functools.partial(f, ...)` (which runs `f`); None for any other value."""
+    named: list[str | None] = []
+    for element in table.elements:
+        value = element.value if isinstance(element, cst.DictElement) else None
+        if isinstance(value, cst.Dict):
+            named += _table_entries(index, value)
+        elif isinstance(value, cst.Call) and index.qualify(dotted_name(value.func)) == "functools.partial" and (
+                value.args and value.args[0].keyword is None and not value.args[0].star):
+            named.append(index.qualify(dotted_name(value.args[0].value)))
+        else:
+            named.append(index.qualify(dotted_name(value)) if value is not None else None)
+    return named
+
+
 def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
     targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
     if node.value is not None and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
@@ -426,8 +443,7 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
         index.type_aliases[targets[0].value] = node.value  # only read where an annotation names it
     if isinstance(node.value, cst.Dict) and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
             node.value.elements):
-        named = [index.qualify(dotted_name(e.value)) if isinstance(e, cst.DictElement) else None
-                 for e in node.value.elements]
+        named = _table_entries(index, node.value)
         if all(named):
             index.class_tables[targets[0].value] = tuple(name for name in named if name)
     called = ""

@@ -383,7 +383,8 @@ class Project:
             return [init for name in built for init in self.methods_of(v.ModuleValue(frozenset({name})), "__init__")]
         qualified = walker.qualname(func)
         found_function = self.find_function(qualified) if qualified else None
-        if found_function is None and isinstance(func, (cst.Name, cst.Attribute)) and isinstance(value, v.Callables):
+        if found_function is None and isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)) and (
+                isinstance(value, v.Callables)):
             # `fn = pick(...)`; `self.search_fn` set to a function in `__init__`
             return [f for f in map(self.find_function, sorted(value.names)) if f is not None]
         return [found_function] if found_function is not None else []

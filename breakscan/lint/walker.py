@@ -572,6 +572,9 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.Call):
             return self._call_value(node)
         if isinstance(node, cst.Subscript):
+            looked_up = self._table_functions(node)
+            if looked_up is not None:
+                return looked_up
             base = self.value(node.value)
             index = _constant_index(node)
             held = v.item(base, index) if index is not None else None
@@ -908,6 +911,21 @@ class RegionWalker(cst.CSTVisitor):
         """The `dtype=object` (or `str`, `bytes`, `complex`) a NumPy call is given, if it is."""
         dtype = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
         return dtype if dtype is not None and self.qualname(dtype) in v.NUMPY_OBJECT_DTYPES else None
+
+    def _table_functions(self, node: cst.Subscript) -> v.Value | None:
+        """`routines[self.loss][backend]` on a module-level table of functions (nested dicts,
+        `partial`s): any of them."""
+        table: cst.BaseExpression = node
+        while isinstance(table, cst.Subscript):
+            table = table.value
+        if not isinstance(table, (cst.Name, cst.Attribute)) or (isinstance(table, cst.Name) and table.value in self.bindings):
+            return None
+        owner, _, name = (self.qualname(table) or "").rpartition(".")
+        module = self.project.find_module(owner) if owner else None
+        names = module.class_tables.get(name, ()) if module is not None else ()
+        if not names or not all(self.project.find_function(n) is not None for n in names):
+            return None
+        return v.callables(frozenset(names))
 
     def built_classes(self, func: cst.BaseExpression) -> tuple[str, ...]:
         """The scanned classes calling `func` builds an object of: a class (`Solver(...)`), each

@@ -34,6 +34,32 @@ class TensorItem(Rule):
     """
     invalid = (
         Example("""
+            from functools import partial
+
+            import torch
+            from torch import nn
+
+            def sinkhorn(x, y, blur=0.05):
+                diameter = (x.max(0).values - x.min(0).values).norm().item()  # break
+                return (x.mean(0) - y.mean(0)).pow(2).sum() * diameter * blur
+
+            def kernel(x, y, name="energy"):
+                return torch.cdist(x, y).mean()
+
+            routines = {  # a table of functions: calling an entry runs one of them
+                "sinkhorn": {"tensorized": sinkhorn},
+                "energy": {"tensorized": partial(kernel, name="energy")},
+            }
+
+            class SamplesLoss(nn.Module):
+                def __init__(self, loss="sinkhorn"):
+                    super().__init__()
+                    self.loss = loss
+
+                def forward(self, x, y):
+                    return routines[self.loss]["tensorized"](x, y)
+        """, entry="SamplesLoss()", inputs="(torch.randn(5, 3), torch.randn(4, 3))"),
+        Example("""
             import torch
             from torch import nn
 
