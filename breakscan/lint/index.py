@@ -161,8 +161,8 @@ class ClassInfo:
     attr_params: dict[str, str] = field(default_factory=dict)
     # self.<attr> = self.<name> (a bound method, if the class has one by that name): attr -> names.
     attr_methods: dict[str, set[str]] = field(default_factory=dict)
-    # self.<attr> = a function named at module level or imported (`self.search_fn = radius_search`,
-    # one of several in an `if`): attr -> qualified names.
+    # self.<attr> = a name or dotted name, which may be a function of the module or an imported one
+    # (`self.search_fn = radius_search`, one of several in an `if`): attr -> the names as written.
     attr_functions: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> = self.<name>(...): what that method returns, as the object's class has it
     # (`self.reducer = self.get_default_reducer()`, overridden per loss): attr -> method names.
@@ -953,8 +953,8 @@ class _SelfAttributeCollector:
             if isinstance(source, cst.Attribute) and _is_self(source.value):
                 self.info.attr_methods.setdefault(attr, set()).add(source.attr.value)
             elif (dotted := dotted_name(source)) and dotted.split(".")[0] not in self.parameters and (
-                    qualified := self.index.qualify(dotted)) is not None:
-                self.info.attr_functions.setdefault(attr, set()).add(qualified)
+                    literal_kind(source) is None):
+                self.info.attr_functions.setdefault(attr, set()).add(dotted)  # qualified where read: defined later
             elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and _is_self(source.func.value):
                 self.info.attr_factories.setdefault(attr, set()).add(source.func.attr.value)
 

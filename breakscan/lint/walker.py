@@ -681,16 +681,17 @@ class RegionWalker(cst.CSTVisitor):
                     return v.TENSOR
                 if attr in info.attr_classes or attr in info.attr_factories:
                     built = self._attribute_classes(info, attr, classes)
-                    if built:
+                    # A class the project has, or no function to call instead (`self.search_fn =
+                    # Open3dSearch()` in one branch, `= radius_search` in the other).
+                    if built and (not self._attribute_functions(info, attr) or any(map(self.project.find_class, built))):
                         return v.ModuleValue(built)
                 if attr in info.attr_methods:
                     methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
                     if methods:
                         return v.MethodValue(self._instance_classes(base), frozenset(methods))
-                if attr in info.attr_functions:
-                    functions = {name for name in info.attr_functions[attr] if self.project.find_function(name)}
-                    if functions:
-                        return v.callables(frozenset(functions))
+                functions = self._attribute_functions(info, attr)
+                if functions:
+                    return v.callables(functions)
                 if attr in info.attr_params:
                     declared = self.project.attribute_parameter_value(info, attr)
                     if declared is not None:
@@ -726,6 +727,11 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+
+    def _attribute_functions(self, info: ClassInfo, attr: str) -> frozenset[str]:
+        """The scanned functions `info` stores in `self.attr`, by qualified name."""
+        qualified = (info.module.qualify(name) for name in info.attr_functions.get(attr, ()))
+        return frozenset(name for name in qualified if name is not None and self.project.find_function(name))
 
     def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:
         """The classes `self.attr` may be built from, as `info` sets it: constructed there, or
