@@ -181,6 +181,10 @@ LIBRARIES = [
         "AffineProbPath.sample", "AffineProbPath.target_to_velocity", "AffineProbPath.epsilon_to_velocity",
         "GeodesicProbPath.sample", "MixtureDiscreteProbPath.sample", "ODESolver.sample",
         "ODESolver.compute_likelihood", "RiemannianODESolver.sample", "MixtureDiscreteEulerSolver.sample")),
+    Library("neuraloperator", "neuralop", "2.0.0", roots=("LpLoss.__call__", "H1Loss.__call__")),
+    Library("geomloss", "geomloss", "0.3.1", roots=(
+        "solve_sample", "ot._implementations.matrix.solve", "solve_batch", "OTResult._value", "OTResultSample._plan")),
+    Library("siren-pytorch", "siren_pytorch", "0.1.7"),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -2296,6 +2296,183 @@ FLOW_MATCHING = [
 ]
 
 
+# neuraloperator (imported as `neuralop`; its SFNO and LocalNO need torch-harmonics, not installed) ----
+
+def _fno(dimensions: int = 2, size: int = 16, complex_data: bool = False, tucker: bool = False,
+         **options: Any) -> Built:
+    from neuralop.models import FNO, TFNO
+
+    model = (TFNO if tucker else FNO)(n_modes=(6,) * dimensions, in_channels=3, out_channels=1, hidden_channels=12,
+                                      n_layers=2, complex_data=complex_data, **options)
+    dtype = torch.cfloat if complex_data else torch.float32
+    return model, (torch.randn(2, 3, *(size,) * dimensions, dtype=dtype),), {}
+
+
+def _uno() -> Built:
+    from neuralop.models import UNO
+
+    model = UNO(3, 3, 8, uno_out_channels=[8, 16, 8], uno_n_modes=[[4, 4]] * 3,
+                uno_scalings=[[1, 1], [0.5, 0.5], [2, 2]], horizontal_skips_map={2: 0}, n_layers=3,
+                domain_padding=0.2, channel_mlp_skip="linear")
+    return model, (torch.randn(2, 3, 16, 16),), {}
+
+
+def _uqno() -> Built:
+    """Uncertainty quantification: a base FNO's prediction and a residual FNO's quantile, as a pair."""
+    from neuralop.models import FNO, UQNO
+
+    def fno() -> torch.nn.Module:
+        return FNO(n_modes=(4, 4), in_channels=1, out_channels=1, hidden_channels=8, n_layers=2)
+
+    return UQNO(base_model=fno(), residual_model=fno()), (torch.randn(2, 1, 16, 16),), {}
+
+
+def _codano() -> Built:
+    """Codomain attention over named physical variables, with their positional encodings."""
+    from neuralop.models import CODANO
+
+    layers = 2
+    model = CODANO(output_variable_codimension=1, hidden_variable_codimension=2, lifting_channels=4,
+                   use_positional_encoding=True, positional_encoding_dim=4, positional_encoding_modes=[4, 4],
+                   use_horizontal_skip_connection=False, static_channel_dim=0, variable_ids=["u", "v"],
+                   n_layers=layers, n_heads=[1] * layers, n_modes=[[4, 4]] * layers,
+                   attention_scaling_factors=[0.5] * layers, per_layer_scaling_factors=[[1, 1]] * layers,
+                   enable_cls_token=False)
+    return model, (torch.randn(1, 2, 8, 8), None, ["u", "v"]), {}
+
+
+def _fnogno() -> Built:
+    """An FNO on a latent grid, then a graph neural operator out to query points."""
+    from neuralop.models import FNOGNO
+
+    model = FNOGNO(in_channels=3, out_channels=2, gno_radius=0.2, gno_coord_dim=2, fno_n_modes=(4, 4),
+                   fno_hidden_channels=8, fno_n_layers=2, gno_use_open3d=False, gno_use_torch_scatter=False)
+    return model, (torch.rand(12, 12, 2), torch.rand(20, 2), torch.randn(12, 12, 3)), {}
+
+
+def _gino() -> Built:
+    """Geometry-informed: graph operators from points to a latent grid and back, an FNO between."""
+    from neuralop.models import GINO
+
+    model = GINO(in_channels=3, out_channels=2, in_gno_radius=0.3, out_gno_radius=0.3, gno_use_torch_scatter=False,
+                 gno_use_open3d=False, gno_coord_dim=2, in_gno_channel_mlp_hidden_layers=[8],
+                 out_gno_channel_mlp_hidden_layers=[8], fno_n_modes=(4, 4), fno_hidden_channels=8, fno_n_layers=2,
+                 projection_channel_ratio=2, fno_lifting_channel_ratio=2)
+    grid = torch.stack(torch.meshgrid([torch.linspace(0, 1, 8)] * 2, indexing="xy")).permute(1, 2, 0)
+    return model, (), {"x": torch.randn(1, 30, 3), "input_geom": torch.rand(30, 2), "latent_queries": grid,
+                       "output_queries": torch.rand(20, 2)}
+
+
+def _operator_loss(name: str, **options: Any) -> Built:
+    """The relative Lp / Sobolev H1 losses (plain callables, not modules) between two fields."""
+    from neuralop import losses
+
+    return getattr(losses, name)(**options), (torch.randn(2, 1, 16, 16), torch.randn(2, 1, 16, 16)), {}
+
+
+NEURALOP = [
+    Spec("fno_1d", partial(_fno, 1, size=32)),
+    Spec("fno_padded_gated", partial(_fno, domain_padding=0.25, channel_mlp_skip="soft-gating", fno_skip="identity",
+                                     norm="group_norm", stabilizer="tanh", preactivation=True)),
+    Spec("fno_complex", partial(_fno, 1, size=32, complex_data=True)),
+    Spec("tfno_tucker", partial(_fno, tucker=True, factorization="tucker", rank=0.5)),
+    Spec("fno_cp_factorized", partial(_fno, factorization="cp", rank=0.5, implementation="factorized")),
+    Spec("uno", _uno),
+    Spec("uqno", _uqno),
+    Spec("codano", _codano),
+    Spec("fnogno", _fnogno),
+    Spec("gino", _gino),
+    Spec("lp_loss", partial(_operator_loss, "LpLoss", d=2, p=2)),
+    Spec("h1_loss", partial(_operator_loss, "H1Loss", d=2)),
+]
+
+
+# geomloss (its `tensorized` PyTorch routines and the new `geomloss.ot` solvers: the `online` and
+# `multiscale` backends and the grid routines need pykeops, not installed) ------------------------
+
+def _samples_loss(loss: str = "sinkhorn", weighted: bool = False, grad: bool = False, **options: Any) -> Built:
+    from geomloss import SamplesLoss
+
+    backend = options.pop("backend", "tensorized")
+    samples_loss = SamplesLoss(loss, backend=backend, **options)
+    if weighted:  # batched, with explicit weights: (α, x, β, y)
+        return (samples_loss, (torch.rand(2, 30).softmax(-1), torch.randn(2, 30, 3), torch.rand(2, 40).softmax(-1),
+                               torch.randn(2, 40, 3)), {})
+    x = torch.randn(30, 3).requires_grad_(grad)  # a point cloud a model moves, as in a registration loss
+    return samples_loss, (x, torch.randn(40, 3)), {}
+
+
+def _ot_solve(kind: str, result: str = "value", **options: Any) -> Built:
+    from geomloss import ot
+
+    if kind == "sample":
+        def solve(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return getattr(ot.solve_sample(x, y, blur=0.1, max_iter=10, **options), result)
+
+        return solve, (torch.randn(30, 3), torch.randn(40, 3)), {}
+    solver = ot.solve if kind == "matrix" else ot.solve_batch
+
+    def solve_cost(cost: torch.Tensor) -> torch.Tensor:
+        return getattr(solver(cost, reg=0.1, max_iter=10, **options), result)
+
+    return solve_cost, (torch.rand(30, 40) if kind == "matrix" else torch.rand(2, 30, 40),), {}
+
+
+GEOMLOSS = [
+    Spec("sinkhorn", partial(_samples_loss, grad=True), train=True),
+    Spec("sinkhorn_p1", partial(_samples_loss, p=1, blur=0.05)),
+    Spec("sinkhorn_unbalanced", partial(_samples_loss, blur=0.05, reach=0.5, grad=True), train=True),
+    Spec("sinkhorn_weighted_batched", partial(_samples_loss, weighted=True, blur=0.1, scaling=0.7)),
+    Spec("sinkhorn_potentials", partial(_samples_loss, blur=0.1, potentials=True)),
+    Spec("sinkhorn_auto_backend", partial(_samples_loss, backend="auto")),
+    Spec("energy", partial(_samples_loss, "energy")),
+    Spec("ot_solve_sample", partial(_ot_solve, "sample")),
+    Spec("ot_solve_sample_debiased_unbalanced", partial(_ot_solve, "sample", debias=True, reach=1.0)),
+    Spec("ot_solve_sample_plan", partial(_ot_solve, "sample", "plan")),
+    Spec("ot_solve_matrix", partial(_ot_solve, "matrix")),
+    Spec("ot_solve_batch", partial(_ot_solve, "batch")),
+]
+
+
+# siren-pytorch -----------------------------------------------------------------------------------
+
+def _siren_coordinates(points: int = 64) -> torch.Tensor:
+    return torch.rand(points, 2) * 2 - 1
+
+
+def _siren(kind: str, **options: Any) -> Built:
+    from siren_pytorch import Sine, Siren, SirenNet
+
+    if kind == "sine":
+        return Sine(w0=30.0), (torch.randn(4, 16),), {}
+    if kind == "layer":
+        return Siren(dim_in=2, dim_out=16, is_first=True, w0=30.0, **options), (_siren_coordinates(),), {}
+    return SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=3, **options), (_siren_coordinates(),), {}
+
+
+def _siren_wrapper(loss: bool = False, latent: bool = False, **options: Any) -> Built:
+    """An implicit image: the net evaluated on the wrapper's coordinate grid (vs an image, or modulated)."""
+    from siren_pytorch import SirenNet, SirenWrapper
+
+    net = SirenNet(dim_in=2, dim_hidden=32, dim_out=3, num_layers=3, **options)
+    wrapper = SirenWrapper(net, image_width=8, image_height=6, latent_dim=8 if latent else None)
+    if latent:
+        return wrapper, (), {"latent": torch.randn(8)}
+    return wrapper, ((torch.rand(1, 3, 6, 8),) if loss else ()), {}
+
+
+SIREN = [
+    Spec("sine", partial(_siren, "sine")),
+    Spec("siren_layer", partial(_siren, "layer")),
+    Spec("siren_layer_no_bias_dropout", partial(_siren, "layer", use_bias=False, dropout=0.1), train=True),
+    Spec("siren_net", partial(_siren, "net")),
+    Spec("siren_net_final_activation", partial(_siren, "net", final_activation=torch.nn.Sigmoid(), w0_initial=20.0)),
+    Spec("siren_wrapper", _siren_wrapper),
+    Spec("siren_wrapper_loss", partial(_siren_wrapper, loss=True), train=True),
+    Spec("siren_wrapper_latent", partial(_siren_wrapper, latent=True)),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2351,4 +2528,7 @@ MODELS: dict[str, list[Spec]] = {
     "nnAudio": NNAUDIO,
     "kymatio": KYMATIO,
     "flow_matching": FLOW_MATCHING,
+    "neuraloperator": NEURALOP,
+    "geomloss": GEOMLOSS,
+    "siren-pytorch": SIREN,
 }
