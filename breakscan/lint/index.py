@@ -170,6 +170,10 @@ class ClassInfo:
     # self.<attr> = a literal or parameter of a known Python kind in `__init__` itself: what the
     # attribute is when the object is built (`attr_kinds` also joins later setup methods').
     built_kinds: dict[str, Kind] = field(default_factory=dict)
+    # Forward hooks its setup registers on itself or a submodule (`self.conv.register_forward_pre_hook(
+    # log_shape)`): (whether it runs before forward, the hook's name as written). They run inside the
+    # compiled module's call.
+    hooks: list[tuple[bool, str]] = field(default_factory=list)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
     annotated: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # A dataclass or a NamedTuple: its constructor takes the annotated names, in order.
@@ -888,6 +892,9 @@ def _unsubscripted(annotation: cst.BaseExpression) -> cst.BaseExpression:
 _EMPTY_CONTAINERS = {"builtins.list": "list", "builtins.dict": "dict", "builtins.set": "set"}
 
 
+_FORWARD_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
+
+
 def _is_setup_method(name: str) -> bool:
     """Submodules and parameters are built in `__init__` or in the helpers it calls by these names."""
     return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
@@ -928,6 +935,10 @@ class _SelfAttributeCollector:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):
                 self.info.tensor_attrs.add(first.evaluated_value)
+        elif name is not None and name.startswith("self") and name.rpartition(".")[2] in _FORWARD_HOOKS and (
+                node.args and node.args[0].keyword is None and (hook := dotted_name(node.args[0].value))
+                and not any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args)):
+            self.info.hooks.append((name.endswith("_pre_hook"), hook))
         elif name in ("self.add_module", "self.register_module") and len(node.args) > 1:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):

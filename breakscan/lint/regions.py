@@ -89,6 +89,7 @@ class Project:
         self._returns: dict[str, v.Value] = {}
         self._return_items: dict[str, tuple[v.Value, ...] | None] = {}
         self._stores: dict[str, dict[str, v.Value]] = {}
+        self._hook_roots: dict[str, bool] = {}  # forward hooks analysed as roots: whether each runs before forward
         self._passthrough: dict[str, frozenset[int] | None] = {}
         self._module_class_cache: dict[int, bool] = {}
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
@@ -542,6 +543,11 @@ class Project:
                     if method is not None and not method.disabled:
                         method = self.bound(method, info)
                         roots[method.key] = method
+                for before, hook in info.hooks if self.is_module_class(info) else ():
+                    function = self._hook_function(module, info, hook)
+                    if function is not None and not function.disabled:
+                        roots[function.key] = function
+                        self._hook_roots[function.key] = before
             for reference in module.compiled_refs:
                 function = self.find_function(reference)
                 if function is None and (info := self.find_class(reference)) is not None:
@@ -551,6 +557,23 @@ class Project:
                     if reference in module.fullgraph_refs:
                         self._fullgraph_roots.add(function.key)
         return list(roots.values())
+
+    def _hook_function(self, module: ModuleIndex, info: ClassInfo, hook: str) -> FunctionInfo | None:
+        """A hook by the name it was registered under: a method of the class (`self._log`) or a function."""
+        if hook.startswith("self.") and hook.count(".") == 1:
+            found = self.method(self.class_lineage(info), hook[len("self."):])
+            return self.bound(found, info) if found is not None else None
+        qualified = module.qualify(hook)
+        return self.find_function(qualified) if qualified is not None else None
+
+    def _hook_parameters(self, function: FunctionInfo, before: bool) -> dict[str, v.Value]:
+        """A forward hook's parameters: the module it is registered on (an object, not a tensor),
+        the tuple of inputs, and, after forward, its output."""
+        values = self._default_parameters(function)
+        given: list[v.Value] = [v.OTHER, v.container(sort="tuple", elements=v.TENSOR)] + ([] if before else [v.TENSOR])
+        for param, value in zip(function.positional_params, given):
+            values[param.name.value] = value
+        return values
 
     def _config_methods(self, module: ModuleIndex, info: ClassInfo) -> tuple[str, ...]:
         """The methods config roots name on this class (`PoincareBall.expmap`), its own or inherited."""
@@ -598,7 +621,8 @@ class Project:
             self.root_keys.add(root.key)
             functions[root.key] = root
             graph.add_edge(ROOT, root.key)
-            parameters[root.key] = self._default_parameters(root)
+            parameters[root.key] = (self._hook_parameters(root, self._hook_roots[root.key]) if root.key in self._hook_roots
+                                    else self._default_parameters(root))
             compiled_as[root.key] = root.module.dynamo.merged(root.compile_settings).merged(
                 DynamoSettings(fullgraph=root.key in self._fullgraph_roots))
             enqueue(root)

@@ -46,6 +46,25 @@ class PrintCall(Rule):
             import torch
             from torch import nn
 
+            def log_shape(module, args):
+                (x,) = args
+                print(f"[{module.__class__.__name__}] input {tuple(x.shape)}")  # break
+
+            class TinyCNN(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3, padding=1)
+                    self.fc = nn.Linear(8, 10)
+                    self.conv.register_forward_pre_hook(log_shape)  # runs inside the compiled call
+
+                def forward(self, img):
+                    h = torch.relu(self.conv(img))
+                    return self.fc(h.mean(dim=(2, 3)))
+        """, entry="TinyCNN()", inputs="torch.randn(2, 3, 8, 8)"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Warmup:
                 def __init__(self, steps):
                     self.steps = steps
