@@ -4,6 +4,7 @@ TorchDynamo does not trace, and handing every node to the rules that asked for i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import functools
 import itertools
@@ -1094,7 +1095,7 @@ class RegionWalker(cst.CSTVisitor):
                 for element, source in zip(elements, inner):
                     self.bind(element, self._element_of(self.value(source)))
                 return
-        self.bind(target, self._element_of(self.value(iterable)))
+        self.bind(target, self._iterated(iterable))
         if self._variadic and isinstance(iterable, cst.Name) and iterable.value == self._variadic[0] and (
                 isinstance(target, cst.Name)):
             self._parameter_positions[target.value] = self._variadic[1]
@@ -1576,9 +1577,15 @@ class RegionWalker(cst.CSTVisitor):
     def _forget_items(self, holder: cst.BaseExpression, added: v.Value | None, key: int | str | None = None) -> None:
         """A list or dict built here was changed in place: it holds what it held, or `added` (None:
         nothing was added, some may be gone); it stays a list or a dict (what iterating it gives).
-        A dict whose keys are known keeps them, with `added` at a constant `key`."""
-        if isinstance(holder, cst.Name) and isinstance(self.bindings.get(holder.value), v.Container):
-            held = self.bindings[holder.value]
+        A dict whose keys are known keeps them, with `added` at a constant `key`. So does one the
+        function's own object holds (`self.last[name] = loss.detach()`)."""
+        name = holder.value if isinstance(holder, cst.Name) else self._own_attribute(holder)
+        if isinstance(holder, cst.Attribute) and name is not None and name not in self.bindings:
+            current = self.value(holder)  # as the object's class sets it: `self.last = {}`
+            if isinstance(current, v.Container):
+                self._set(name, current)
+        if name is not None and isinstance(self.bindings.get(name), v.Container):
+            held = self.bindings[name]
             if held.sort == "dict" and held.keys is not None:
                 if added is None:
                     return  # `kwargs.pop("scale", 1.0)`: the other keys hold what they held
@@ -1588,16 +1595,15 @@ class RegionWalker(cst.CSTVisitor):
                 else:  # `kwargs[name] = t`: any key may hold it now
                     keys = tuple((k, v.join(x, added)) for k, x in held.keys)
                     elements = added if held.elements is None else v.join(held.elements, added)
-                self._set(holder.value, v.container(keys=keys, sort="dict", elements=elements))
+                self._set(name, v.container(keys=keys, sort="dict", elements=elements))
                 return
             if added is None:
-                self._set(holder.value, v.container(sort=held.sort, holds_tensors=held == v.TENSORS,
-                                                    elements=v.held(held)))
+                self._set(name, v.container(sort=held.sort, holds_tensors=held == v.TENSORS, elements=v.held(held)))
                 return
             empty = held.elements is None and (held.items == () or held.keys == ())
-            self._set(holder.value, v.container(sort=held.sort,
-                                                holds_tensors=v.TENSORS in (held, added) or added == v.TENSOR,
-                                                elements=added if empty else v.join_held(v.held(held), added)))
+            self._set(name, v.container(sort=held.sort,
+                                        holds_tensors=v.TENSORS in (held, added) or added == v.TENSOR,
+                                        elements=added if empty else v.join_held(v.held(held), added)))
 
     def _after_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -1751,7 +1757,10 @@ class RegionWalker(cst.CSTVisitor):
             self.result.summaries_read.add((callee.key, "stores"))
         stores = [self.project.stored_attributes(callee) for callee in methods]
         for attribute in set.intersection(*(set(stored) for stored in stores)):
-            self._set(f"{receiver}.{attribute}", functools.reduce(v.join, (stored[attribute] for stored in stores)))
+            value = functools.reduce(v.join, (stored[attribute] for stored in stores))
+            # An object the method built and kept is the object's, not one this function holds fresh.
+            self._set(f"{receiver}.{attribute}",
+                      dataclasses.replace(value, fresh=False) if isinstance(value, v.ModuleValue) else value)
 
     def _named_keys(self, call: cst.Call) -> list[tuple[str, v.Value]] | None:
         """The keys and values a `dict.update` call stores, when each is named: keyword

@@ -37,6 +37,28 @@ class TensorIf(Rule):
     invalid = (
         Example("""
             import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class MultiTaskLoss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.weights = {"cls": 1.0, "reg": 0.5}
+                    self.last = {}
+
+                def forward(self, logits, labels, pred, target):
+                    losses = {"cls": F.cross_entropy(logits, labels), "reg": F.l1_loss(pred, target)}
+                    total = 0.0
+                    for name, value in losses.items():  # `value`: each loss, a tensor
+                        total = total + self.weights[name] * value
+                        self.last[name] = value.detach()
+                    if self.last["reg"] > 10.0:  # break
+                        total = total * 0.5
+                    return total
+        """, entry="MultiTaskLoss()",
+                inputs="(torch.randn(4, 3), torch.randint(0, 3, (4,)), torch.randn(4, 2), torch.randn(4, 2))"),
+        Example("""
+            import torch
             from torch import nn
 
             class Normalizer(nn.Module):
