@@ -52,6 +52,22 @@ class TensorScalarIndex(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            class TopOneRouter(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.gate = nn.Linear(16, 4)
+                    self.experts = nn.ModuleList([nn.Linear(16, 16) for _ in range(4)])
+
+                def forward(self, x):
+                    scores = self.gate(x.mean(0))
+                    idx = scores.argmax()
+                    expert = self.experts[idx]  # break
+                    return expert(x) * scores.softmax(-1)[idx]  # `idx` is an input of the graph after: no break
+        """, entry="TopOneRouter()", inputs="torch.randn(5, 16)"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(src, indptr):
@@ -197,8 +213,8 @@ class TensorScalarIndex(Rule):
                                 for bound in (item.lower, item.upper, item.step))
             elif item.star:
                 needs_int = False
-            elif sequence:
-                needs_int = holds_tensor_data(item.value, ctx)
+            elif sequence:  # `self.experts[idx]`: the first use of `idx` breaks, and the graph after reads it as an int
+                needs_int = holds_tensor_data(item.value, ctx) and first_size_use(item.value, ctx)
             else:
                 needs_int = is_scalar_tensor(item.value, ctx) and first_size_use(item.value, ctx)
                 source = None if needs_int else tensor_element(item.value, ctx)
