@@ -451,6 +451,10 @@ class RegionWalker(cst.CSTVisitor):
         self.result = FunctionResult()
         self.context = RegionContext(self)
         self.bindings: dict[str, v.Value] = dict(parameters)
+        # A tensor parameter negated as an index (`d[~same]`) holds booleans: so `d[same]` selects too.
+        for name in project.memoised(_negated_indices, function.node):
+            if v.identical(self.bindings.get(name), v.TENSOR):
+                self.bindings[name] = v.MASK
         self._memo: dict[int, v.Value] = {}
         self._qualnames: dict[int, str | None] = {}  # cleared with the memo
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
@@ -1833,6 +1837,16 @@ class RegionWalker(cst.CSTVisitor):
         known = {callee.key for callee in resolved}
         return [method for method in self.project.implementations(name, self.function.module, interface)
                 if method.key not in known and not is_abstract(method.node)]
+
+
+def _negated_indices(function: cst.FunctionDef) -> frozenset[str]:
+    """Names a subscript indexes with their negation (`d[~same]`)."""
+    return frozenset(element.slice.value.expression.value
+                     for subscript in find_nodes(function.body, (cst.Subscript,), prune=(cst.FunctionDef,))
+                     for element in subscript.slice
+                     if isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.UnaryOperation)
+                     and isinstance(element.slice.value.operator, cst.BitInvert)
+                     and isinstance(element.slice.value.expression, cst.Name))
 
 
 def _joined(first: dict[str, v.Value], second: dict[str, v.Value],

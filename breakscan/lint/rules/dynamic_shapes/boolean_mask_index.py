@@ -40,6 +40,19 @@ class BooleanMaskIndex(Rule):
     invalid = (
         Example("""
             import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class ContrastiveLoss(nn.Module):
+                def forward(self, a, b, same):  # `d[~same]` below: `same` holds booleans
+                    d = F.pairwise_distance(a, b)
+                    pos = d[same]  # break
+                    neg = d[~same]  # break
+                    return pos.pow(2).mean() + F.relu(0.5 - neg).pow(2).mean()
+        """, entry="ContrastiveLoss()",
+                inputs="(torch.randn(6, 8), torch.randn(6, 8), torch.tensor([True, False, True, True, False, False]))"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):
