@@ -326,9 +326,10 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
 
 
 def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
-    """What `BREAKSCAN_TARGETS` tells confirmation to compile, as qualified names: a function of
-    the file (`"postprocess"`) or a class built by the entry (`"Detector()"`, whose `forward`
-    runs). The lint analyses what the run compiles."""
+    """The functions `BREAKSCAN_TARGETS` tells confirmation to compile, as qualified names
+    (`"postprocess"`): the lint analyses what the run compiles. An entry that calls something
+    (`"Detector()"`, `"build()"`) compiles what the call returns, a module whose `forward` is
+    analysed anyway, not the function called."""
     targets: set[str] = set()
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -343,8 +344,6 @@ def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
                     expression = ast.parse(entry.strip(), mode="eval").body if isinstance(entry, str) else None
                 except SyntaxError:
                     continue
-                if isinstance(expression, ast.Call):
-                    expression = expression.func
                 name = index.qualify(ast.unparse(expression)) if isinstance(expression, (ast.Name, ast.Attribute)) else None
                 if name is not None:
                     targets.add(name)
