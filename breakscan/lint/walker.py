@@ -1197,7 +1197,7 @@ class RegionWalker(cst.CSTVisitor):
         """A method Python runs for an operation on an object of a scanned class (`__enter__` for
         `with`, `__bool__` for `if`), the first of `names` its classes have, as a call at `operand`."""
         methods = self.implicit_methods(operand, names)
-        order = next(self.events)
+        order = next(self.events) if methods else 0
         for method in methods:
             self.result.calls.append(CallSite(method, list(arguments), {}, operand, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order, arms=self.arms))
