@@ -703,11 +703,13 @@ class Project:
             first = [*node.params.posonly_params, *node.params.params][:1]
             if first:
                 values[first[0].name.value] = v.SELF
-        for param in [*function.positional_params, *node.params.kwonly_params]:
+        for position, param in enumerate([*function.positional_params, *node.params.kwonly_params]):
             kind = parameter_kind(param, self.expander(function.module))
             if kind == v.OTHER and param.annotation is not None:  # `problem: InitialValueProblem`: its attributes
                 declared = self.declared_value(param.annotation.annotation, function.module)
                 kind = declared if isinstance(declared, v.ModuleValue) else kind
+            if position > 0 and v.identical(kind, v.TENSOR) and param.annotation is None:
+                kind = v.ASSUMED_TENSOR  # not the input: a tensor only by assumption
             values[param.name.value] = kind
         star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
         # A tuple and a dict (what iterating them gives TorchDynamo) of whatever the caller passes.

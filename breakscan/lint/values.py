@@ -53,6 +53,10 @@ TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
 # breaks only where the tensor's path was taken, so a finding resting on it is a warning.
 SOME_PATHS_TENSOR = Kind("tensor-on-some-paths", family="tensor")
 SOME_PATHS_TENSORS = Kind("tensors-on-some-paths", family="tensors")
+# A compiled function's untyped parameter other than its input (`reg` in `solve(C, reg)`): taken
+# for a tensor, as often a Python number. Passed on, it stays what the root assumed, so a helper
+# treats it as the root does (see semantics.scalars.is_number_like).
+ASSUMED_TENSOR = Kind("assumed-tensor", family="tensor")
 MAYBE_TENSOR = Kind("maybe-tensor")
 OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
 INT = Kind("int")
@@ -233,6 +237,10 @@ def _exact(value: object) -> object:
     if isinstance(value, dict):
         return {key: _exact(item) for key, item in value.items()}
     return value
+
+
+def is_assumed_tensor(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == ASSUMED_TENSOR.name
 
 
 def is_tensor_text(value: Value) -> bool:

@@ -453,7 +453,7 @@ class RegionWalker(cst.CSTVisitor):
         self.bindings: dict[str, v.Value] = dict(parameters)
         # A tensor parameter negated as an index (`d[~same]`) holds booleans: so `d[same]` selects too.
         for name in project.memoised(_negated_indices, function.node):
-            if v.identical(self.bindings.get(name), v.TENSOR):
+            if self.bindings.get(name) == v.TENSOR and not v.is_mask(self.bindings[name]):
                 self.bindings[name] = v.MASK
         self._memo: dict[int, v.Value] = {}
         self._qualnames: dict[int, str | None] = {}  # cleared with the memo

@@ -171,6 +171,8 @@ def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
     if bindings.assigned.get(node.value):
         return False
     if node.value in bindings.parameters:
+        if v.is_assumed_tensor(ctx.value(node)):  # a root's, passed on as it was assumed
+            return True
         function = ctx.function
         method = function.class_name is not None and not any(d.endswith("staticmethod") for d in function.decorators)
         inputs = bindings.positional[1:2] if method else bindings.positional[:1]

@@ -303,6 +303,18 @@ class TensorIf(Rule):
     valid = (
         Example("""
             import torch
+
+            def check_regularization(reg):
+                if reg < 0:  # `reg`: the compiled function's untyped parameter, passed on as it came
+                    raise ValueError("reg must be >= 0")
+
+            @torch.compile
+            def fn(cost, reg):
+                check_regularization(reg)
+                return (-cost / reg).softmax(-1)
+        """, inputs="(torch.rand(3, 4), 0.1)"),
+        Example("""
+            import torch
             from torch import nn
 
             class Tracker(nn.Module):
