@@ -614,6 +614,8 @@ class RegionWalker(cst.CSTVisitor):
                     compares = len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, _ORDERINGS)
                     return v.MASK if compares else v.TENSOR
                 logical = isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor))
+                if not logical and all(v.is_numpy_float(kind) or kind in (v.INT, v.FLOAT) for kind in kinds):
+                    return v.NUMPY_FLOAT  # `2 * np.log(d)`: still a float NumPy value of Python numbers
                 return v.MASK if logical and any(v.is_mask(kind) for kind in kinds) else v.TENSOR
             if v.UNKNOWN in kinds:
                 return v.UNKNOWN

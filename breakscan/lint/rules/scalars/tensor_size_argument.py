@@ -1,7 +1,12 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.scalars import first_size_use, holds_tensor_data, is_constant_tensor
+from breakscan.lint.semantics.scalars import (
+    converts_without_break,
+    first_size_use,
+    holds_tensor_data,
+    is_constant_tensor,
+)
 
 _ALL = None
 _SIZE = frozenset({"size"})
@@ -100,6 +105,17 @@ class TensorSizeArgument(Rule):
     )
     valid = (
         Example("""
+            import numpy as np
+            import torch
+
+            def schedule(d):  # `d` a Python float: its NumPy logs are read as numbers
+                return [np.exp(e) for e in np.arange(2 * np.log(d), 2 * np.log(0.05), 2 * np.log(0.5))]
+
+            @torch.compile
+            def fn(x, d: float):
+                return x * len(schedule(d))
+        """, inputs="(torch.ones(3), 2.0)"),
+        Example("""
             import torch
 
             torch._dynamo.config.capture_scalar_outputs = True
@@ -167,8 +183,10 @@ class TensorSizeArgument(Rule):
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         sizes = positional if positions is None else [positional[i] for i in positions if i < len(positional)]
         sizes += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
+        # A float NumPy result of Python numbers (`np.log(d)` of a float) is read as a number (probed).
         tensors = [size for size in _flatten(sizes)
-                   if holds_tensor_data(size, ctx) and not is_constant_tensor(size, ctx)]
+                   if holds_tensor_data(size, ctx) and not is_constant_tensor(size, ctx)
+                   and not converts_without_break(size, ctx)]
         # Evaluate every first use: each one is spent by this break.
         if tensors and any([first_size_use(size, ctx) for size in tensors]):
             ctx.report(self, node)
