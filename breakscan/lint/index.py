@@ -7,6 +7,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -249,6 +250,8 @@ class ModuleIndex:
     compiled_refs: set[str] = field(default_factory=set)
     disabled_names: set[str] = field(default_factory=set)
     declares_targets: bool = False
+    # Whether the text may index with a negation (`d[~same]`, `x[:, ~m]`): the walker looks for one.
+    negates_index: bool = False
     # Module-level `name = call(...)`: the qualified name of what was called ("logging.getLogger");
     # "" for any other module-level assignment, which still shadows builtins of that name.
     assignments: dict[str, str] = field(default_factory=dict)
@@ -318,11 +321,15 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     if "compile" in text or "disable" in text or "config" in text:
         _CompileCallFinder(index).run(module)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
+    index.negates_index = _NEGATED_INDEX.search(text) is not None
     if index.declares_targets:
         index.compiled_refs.update(_declared_targets(index, module))
     if "global " in text:
         index.runtime_globals = _runtime_globals(module)
     return index
+
+
+_NEGATED_INDEX = re.compile(r"[\[,]\s*~")
 
 
 def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:

@@ -452,7 +452,7 @@ class RegionWalker(cst.CSTVisitor):
         self.context = RegionContext(self)
         self.bindings: dict[str, v.Value] = dict(parameters)
         # A tensor parameter negated as an index (`d[~same]`) holds booleans: so `d[same]` selects too.
-        for name in project.memoised(_negated_indices, function.node):
+        for name in project.memoised(_negated_indices, function.node) if function.module.negates_index else ():
             if self.bindings.get(name) == v.TENSOR and not v.is_mask(self.bindings[name]):
                 self.bindings[name] = v.MASK
         self._memo: dict[int, v.Value] = {}
