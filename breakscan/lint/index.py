@@ -265,7 +265,7 @@ class ModuleIndex:
     call_sites: CallSites = field(default_factory=CallSites)
     # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
     # dicts and `partial(f, ...)` of them): their qualified names.
-    class_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    callable_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # Module-level `name = 0` / `0.5` / `True`: the kind of number it holds (OTHER when its
@@ -455,7 +455,7 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             node.value.elements):
         named = _table_entries(index, node.value)
         if all(named):
-            index.class_tables[targets[0].value] = tuple(name for name in named if name)
+            index.callable_tables[targets[0].value] = tuple(name for name in named if name)
     called = ""
     aliased = _aliased(index, node.value) if node.value is not None else None
     built = node.value

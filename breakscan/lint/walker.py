@@ -935,7 +935,7 @@ class RegionWalker(cst.CSTVisitor):
             return None
         owner, _, name = (self.qualname(table) or "").rpartition(".")
         module = self.project.find_module(owner) if owner else None
-        names = module.class_tables.get(name, ()) if module is not None else ()
+        names = module.callable_tables.get(name, ()) if module is not None else ()
         if not names or not all(self.project.find_function(n) is not None for n in names):
             return None
         return v.callables(frozenset(names))
@@ -948,7 +948,7 @@ class RegionWalker(cst.CSTVisitor):
             qualified = self.qualname(func.value)
             owner, _, name = (qualified or "").rpartition(".")
             module = self.project.find_module(owner) if owner else None
-            names = module.class_tables.get(name, ()) if module is not None else ()
+            names = module.callable_tables.get(name, ()) if module is not None else ()
             found = tuple(n for n in names if self.project.find_class(n) is not None)
             return tuple(dict.fromkeys(found)) if found and len(found) == len(names) else ()
         qualified = self.qualname(func)
