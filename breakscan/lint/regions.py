@@ -708,8 +708,9 @@ class Project:
             if kind == v.OTHER and param.annotation is not None:  # `problem: InitialValueProblem`: its attributes
                 declared = self.declared_value(param.annotation.annotation, function.module)
                 kind = declared if isinstance(declared, v.ModuleValue) else kind
-            if position > 0 and v.identical(kind, v.TENSOR) and param.annotation is None:
-                kind = v.ASSUMED_TENSOR  # not the input: a tensor only by assumption
+            if position > 0 and param.annotation is None and (v.identical(kind, v.TENSOR) or v.identical(kind, v.MAYBE_TENSOR)):
+                # Not the input: a tensor (or None, by default) only by assumption.
+                kind = v.ASSUMED_TENSOR if kind == v.TENSOR else v.ASSUMED_OPTIONAL
             values[param.name.value] = kind
         star_arg, star_kwarg = node.params.star_arg, node.params.star_kwarg
         # A tuple and a dict (what iterating them gives TorchDynamo) of whatever the caller passes.

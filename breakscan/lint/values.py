@@ -58,6 +58,9 @@ SOME_PATHS_TENSORS = Kind("tensors-on-some-paths", family="tensors")
 # treats it as the root does (see semantics.scalars.is_number_like).
 ASSUMED_TENSOR = Kind("assumed-tensor", family="tensor")
 MAYBE_TENSOR = Kind("maybe-tensor")
+# Such a parameter defaulting to None (`unbalanced=None`): an optional tensor only by assumption;
+# not None, it is an ASSUMED_TENSOR.
+ASSUMED_OPTIONAL = Kind("assumed-optional", family="maybe-tensor")
 OTHER = Kind("other")  # a Python object known not to be a tensor (a dtype, a device, a config...)
 INT = Kind("int")
 FLOAT = Kind("float")
@@ -240,7 +243,9 @@ def _exact(value: object) -> object:
 
 
 def is_assumed_tensor(value: Value) -> bool:
-    return isinstance(value, Kind) and value.name == ASSUMED_TENSOR.name
+    """A root's untyped parameter, or a value computed from it as from a Python number, taken for
+    a tensor (or, ASSUMED_OPTIONAL, an optional one) only by assumption."""
+    return isinstance(value, Kind) and value.name in (ASSUMED_TENSOR.name, ASSUMED_OPTIONAL.name)
 
 
 def is_tensor_text(value: Value) -> bool:
@@ -314,6 +319,8 @@ def join(a: Value, b: Value) -> Value:
             return a
         if a == STR:
             return STR  # tensor text on one path only: not known to be it
+        if a == MAYBE_TENSOR:
+            return MAYBE_TENSOR
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         fields = tuple((name, join(value, other)) for name, value in a.fields
@@ -328,7 +335,8 @@ def join(a: Value, b: Value) -> Value:
         # The object on some paths only: not one this function certainly built.
         return dataclasses.replace(obj, fresh=False) if isinstance(obj, ModuleValue) and obj.fresh else obj
     if {a, b} == {TENSOR, NONE} or {a, b} == {TENSOR, MAYBE_TENSOR}:
-        return MAYBE_TENSOR  # a tensor, or a value that may be None: it may be None
+        # A tensor, or a value that may be None: it may be None (an assumed one stays assumed).
+        return ASSUMED_OPTIONAL if all(is_assumed_tensor(k) for k in (a, b) if k != NONE) else MAYBE_TENSOR
     if is_plain(a) and is_plain(b):
         if a in NUMBERS and b in NUMBERS:
             return FLOAT if FLOAT in (a, b) else INT

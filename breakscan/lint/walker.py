@@ -616,12 +616,15 @@ class RegionWalker(cst.CSTVisitor):
                 logical = isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor))
                 if not logical and all(v.is_numpy_float(kind) or kind in (v.INT, v.FLOAT) for kind in kinds):
                     return v.NUMPY_FLOAT  # `2 * np.log(d)`: still a float NumPy value of Python numbers
+                if not logical and all(v.is_assumed_tensor(kind) or kind in v.NUMBERS for kind in kinds):
+                    return v.ASSUMED_TENSOR  # `p * reach ** p`: computed as from a Python number
                 return v.MASK if logical and any(v.is_mask(kind) for kind in kinds) else v.TENSOR
             if v.UNKNOWN in kinds:
                 return v.UNKNOWN
             # `beam_size > 1` with `beam_size=None`: an optional value, most often not a tensor.
             if v.MAYBE_TENSOR in kinds:
-                return v.MAYBE_TENSOR
+                assumed = all(v.is_assumed_tensor(kind) or kind in v.NUMBERS for kind in kinds)
+                return v.ASSUMED_OPTIONAL if assumed else v.MAYBE_TENSOR
             if isinstance(node, cst.Comparison):
                 return v.BOOL
             return _arithmetic(node.operator, kinds)
@@ -633,7 +636,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.TENSOR if inner == v.TENSOR else v.BOOL
             if inner in (v.TENSOR, v.MAYBE_TENSOR):
                 # `~t` in model code negates a mask; bitwise tricks on index tensors are rare.
-                return v.MASK if isinstance(node.operator, cst.BitInvert) else v.TENSOR
+                if isinstance(node.operator, cst.BitInvert):
+                    return v.MASK
+                return v.ASSUMED_TENSOR if v.is_assumed_tensor(inner) else v.TENSOR
             return inner if inner in v.NUMBERS else v.OTHER
         if isinstance(node, cst.BooleanOperation):
             decided = self.compile_time_truth(node.left)
@@ -1084,6 +1089,8 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(value, v.Container) and value.elements is not None and value.sort != "dict":
             return value.elements
         if value in (v.TENSOR, v.TENSORS):
+            if v.is_assumed_tensor(value):
+                return value  # `zip(sizes, scale)`: each element as the sequence was assumed
             return v.SOME_PATHS_TENSOR if v.on_some_paths(value) else v.TENSOR
         if value == v.SHAPE:
             return v.INT  # `b, c = x.size()`, `for n in x.shape`
@@ -1976,6 +1983,13 @@ def isinstance_classes(test: cst.Call, walker: "RegionWalker") -> set[str | None
     return {walker.qualname(option) for option in options}
 
 
+def _not_none(value: v.Value) -> v.Value:
+    """An optional value where a test has ruled None out."""
+    if value == v.MAYBE_TENSOR:
+        return v.ASSUMED_TENSOR if v.is_assumed_tensor(value) else v.TENSOR
+    return value
+
+
 def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[str, v.Value], dict[str, v.Value]]:
     """Names the test pins down: (their values where it is true, where it is false)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -1988,13 +2002,13 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
         return {}, {**left[1], **right[1]}  # neither holds where an `or` is false
     if isinstance(test, cst.Name):
         if walker.bindings.get(test.value) == v.MAYBE_TENSOR:  # `if mask:` on an optional tensor
-            return {test.value: v.TENSOR}, {}
+            return {test.value: _not_none(walker.bindings[test.value])}, {}
         return {}, {}
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
         name, comparison = test.left.value, test.comparisons[0]
         if isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None":
             current = walker.bindings.get(name, v.OTHER)
-            not_none = v.TENSOR if current == v.MAYBE_TENSOR else current
+            not_none = _not_none(current)
             if isinstance(comparison.operator, cst.Is):
                 return {name: v.OTHER}, {name: not_none}
             if isinstance(comparison.operator, cst.IsNot):

@@ -184,6 +184,8 @@ def is_number_like(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozen
     """Whether the expression is a tensor only because such a parameter is assumed to be one:
     `H`, `(ws - W % ws) % ws`, `np.ceil(H / ws)`, `pad_r > 0 or pad_b > 0`. Any tensor method or
     torch function in it (`x.sum()`, `torch.sum(H)`) says it really is a tensor."""
+    if v.is_assumed_tensor(ctx.value(node)):
+        return True  # computed from such a parameter as from a number, in this function or a caller
     if isinstance(node, cst.Name):
         if node.value in _seen:
             return False

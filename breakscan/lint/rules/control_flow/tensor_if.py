@@ -315,6 +315,20 @@ class TensorIf(Rule):
         """, inputs="(torch.rand(3, 4), 0.1)"),
         Example("""
             import torch
+
+            def check_unbalanced(unbalanced):
+                if unbalanced is not None and unbalanced <= 0:  # a number where it is not None
+                    raise ValueError("unbalanced must be > 0")
+
+            @torch.compile
+            def fn(cost, reach=None, unbalanced=None):
+                if reach is not None:
+                    unbalanced = 2 * reach ** 2  # computed from `reach` as from a number
+                check_unbalanced(unbalanced)
+                return cost.softmax(-1) if unbalanced is None else (cost / unbalanced).softmax(-1)
+        """, inputs="(torch.rand(3, 4), 0.5)"),
+        Example("""
+            import torch
             from torch import nn
 
             class Tracker(nn.Module):

@@ -121,6 +121,21 @@ class TensorToNumber(Rule):
                 rows = int(np.ceil(x.shape[0] / 3))  # a float NumPy computed from a size
                 return x[:rows]
         """),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            def resample(x, scales):
+                size = [int(round(n * s)) for n, s in zip(x.shape[-2:], scales)]  # numbers: no break
+                return F.interpolate(x, size=size)
+
+            class Model(nn.Module):
+                def forward(self, x, output_shape=None):
+                    if output_shape is not None:
+                        x = resample(x, [m / n for n, m in zip(x.shape[-2:], output_shape)])
+                    return x
+        """, entry="Model()", inputs="(torch.randn(1, 1, 4, 4), (8, 8))"),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
