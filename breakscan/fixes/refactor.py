@@ -70,6 +70,9 @@ CONSTRUCTS: tuple[Suggester, ...] = (
     shapes.reduce_without_indexing, *_LOGGING, *_SETUP, *_EXPLICIT, *_STDLIB,
 )
 HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable_helper)
+# Findings in a function a helper-level fix cannot wrap: a tensor hook TorchDynamo traces as it is
+# registered breaks again as a disabled function (GB0099) or a custom op.
+_NOT_HELPER_LEVEL = frozenset({"BS710"})
 
 
 # Rewrites of a branch on tensor data into tensor code: only for a break TorchDynamo reports as
@@ -89,7 +92,7 @@ def candidates(finding: Finding) -> tuple[Suggester, ...]:
                     if s not in _DATA_BRANCH_FIXES or _DATA_BRANCHING in finding.gb_ids)
     else:
         own = tuple(s for gb_id in finding.gb_ids for s in BY_GB_ID.get(gb_id, ())) + CONSTRUCTS
-    return tuple(dict.fromkeys(own + HELPER_LEVEL))
+    return tuple(dict.fromkeys(own + (() if finding.rule in _NOT_HELPER_LEVEL else HELPER_LEVEL)))
 
 
 def suggest(src: SourceModule, finding: Finding) -> Fix | None:

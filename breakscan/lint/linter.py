@@ -123,8 +123,9 @@ def _lint_batch(paths: list[str], files: FileSet, settings: LintSettings) -> lis
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _preference(finding: Finding) -> tuple[int, int, str]:
-    return _SEVERITY_ORDER[finding.severity], len(finding.chain), finding.rule
+def _preference(finding: Finding) -> tuple[int, bool, int, str]:
+    # A break over a recompilation: where the graph breaks, the guard it would install is moot.
+    return _SEVERITY_ORDER[finding.severity], not finding.gb_ids, len(finding.chain), finding.rule
 
 
 def merge_units(outcome: LintOutcome, units: list[tuple[str, UnitResult]], config: Config) -> None:
@@ -138,8 +139,8 @@ def merge_units(outcome: LintOutcome, units: list[tuple[str, UnitResult]], confi
             suppressions.setdefault(file, found)
         found_by_unit.extend(unit.findings)
     # One finding per construct: the same node reached from several roots, or matched by several
-    # rules, is reported once, as its most certain finding (an error over a warning), then by the
-    # shortest way in from a compiled root.
+    # rules, is reported once, as its most certain finding (an error over a warning, a break over
+    # a recompilation), then by the shortest way in from a compiled root.
     best: dict[tuple, Finding] = {}
     for finding in found_by_unit:
         if matches(finding.rule, config.ignored_for(finding.path)):

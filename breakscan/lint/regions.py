@@ -352,12 +352,17 @@ class Project:
         """Every function a call may run: a method of each class the object may be built from
         (`solver.integrate(t)` after `solver = SOLVERS[name](...)`); with `constructors`, also
         the `__init__` that building an object of a scanned class runs."""
-        func = call.func
+        forward = self.autograd_forward(walker, call) if isinstance(call.func, cst.Attribute) else None
+        if forward is not None:
+            return [forward]
+        return self.callable_functions(walker, call.func, constructors=constructors)
+
+    def callable_functions(self, walker: RegionWalker, func: cst.BaseExpression, *,
+                           constructors: bool = False) -> list[FunctionInfo]:
+        """Every function calling `func` may run: `self.norm`, `layer`, `routines[kind]`, a
+        function's name (see resolve_calls)."""
         if isinstance(func, cst.Attribute):
             base = func.value
-            forward = self.autograd_forward(walker, call)
-            if forward is not None:
-                return [forward]
             if isinstance(base, cst.Call) and dotted_name(base.func) == "super" and walker.defining_cls is not None:
                 found = self.method(self.class_lineage(walker.defining_cls)[1:], func.attr.value)
                 return [self.bound(found, walker.cls)] if found is not None else []

@@ -349,6 +349,8 @@ def join_branches(a: Value, b: Value) -> Value:
     other is a tensor on some paths only."""
     joined = join(a, b)
     if joined in (TENSOR, TENSORS) and (is_plain(a) or is_plain(b)):
+        if is_assumed_tensor(joined if joined == TENSOR else held(joined) or TENSORS):
+            return joined  # a tensor only by assumption on the other path: a number on both
         return SOME_PATHS_TENSOR if joined == TENSOR else SOME_PATHS_TENSORS
     return joined
 

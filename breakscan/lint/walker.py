@@ -267,6 +267,16 @@ class RegionContext:
     def callee(self, call: cst.Call) -> FunctionInfo | None:
         return self._walker.project.resolve_call(self._walker, call)
 
+    def traced_hook(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The hook a `tensor.register_hook(hook)` call has TorchDynamo trace as it is registered
+        (see RegionWalker.traced_hook)."""
+        return self._walker.traced_hook(call)
+
+    def functions_named(self, expression: cst.BaseExpression) -> list[FunctionInfo]:
+        """The scanned functions a callable value may be (`self._record`, `make_mask`), as a call
+        of it would run them; not a lambda or a function defined in the function being walked."""
+        return self._walker.project.callable_functions(self._walker, expression)
+
     def callees(self, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
         """Every scanned function the call may run (a method of each class the object may be);
         with `constructors`, also the `__init__` that building an object of a scanned class runs."""
@@ -607,6 +617,10 @@ class RegionWalker(cst.CSTVisitor):
             ):
                 return v.BOOL
             kinds = [self.value(part) for part in (left, *rights)]
+            if isinstance(node, cst.BinaryOperation):
+                repeated = _sequence_arithmetic(node.operator, kinds)
+                if repeated is not None:
+                    return repeated
             if isinstance(node, cst.Comparison) and v.STR in kinds:
                 return v.BOOL  # a tensor never equals a string: `layer_type == "a"` compares Python values
             if any(kind in (v.TENSOR, v.TENSORS) for kind in kinds):
@@ -1713,6 +1727,13 @@ class RegionWalker(cst.CSTVisitor):
                 given = [v.held(g) or g if isinstance(g, v.Container) else g for g in given]
             added = functools.reduce(v.join, given, v.OTHER)
             self._forget_items(func.value, added)
+        hook = self.traced_hook(node)
+        if hook is not None:  # the hook runs as it is registered, given the gradient
+            order = next(self.events)
+            for function in self.project.callable_functions(self, hook):
+                self.result.calls.append(CallSite(function, [v.TENSOR], {}, node, in_loop=self.loop_depth > 0,
+                                                  in_try=self.try_depth > 0, order=order, arms=self.arms))
+            return
         callees = self.project.resolve_calls(self, node, constructors=True)
         callees += self._duck_typed_callees(node, callees)
         if not callees:
@@ -1729,6 +1750,19 @@ class RegionWalker(cst.CSTVisitor):
                                               spreads=spreads, receiver_state=state))
         if receiver is not None:
             self._apply_stores(receiver, callees)
+
+    def traced_hook(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The hook of `h.register_hook(hook)` on a tensor computed in the compiled code, which
+        TorchDynamo traces when it is registered; None for any other call, and for a hook on an
+        input or a parameter (`x`, `self.weight`), which is registered when the graph runs."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_hook" and call.args):
+            return None
+        receiver = func.value
+        if isinstance(receiver, cst.Attribute) or (isinstance(receiver, cst.Name) and (
+                receiver.value in self._parameter_positions)) or self.value(receiver) != v.TENSOR:
+            return None
+        return call.args[0].value
 
     def _own_receiver(self, receiver: cst.BaseExpression) -> str | None:
         """The name the function's own object is bound to, when `receiver` is it (`self`, or `super()`)."""
@@ -1924,6 +1958,19 @@ def _constant_index(node: cst.Subscript) -> int | str | None:
 
 def _slices(node: cst.Subscript) -> bool:
     return any(isinstance(element.slice, cst.Slice) for element in node.slice)
+
+
+def _sequence_arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.Value | None:
+    """`[scale] * n` and `a + b` on lists or tuples built in the code: a list or tuple of what
+    they hold (positions not tracked); None for any other operation."""
+    sequences = [kind for kind in kinds if isinstance(kind, v.Container) and kind.sort in ("list", "tuple")]
+    if isinstance(operator, cst.Multiply) and len(sequences) == 1 and v.INT in kinds:
+        held = v.held(sequences[0])
+    elif isinstance(operator, cst.Add) and len(sequences) == 2 and sequences[0].sort == sequences[1].sort:
+        held = v.join_held(v.held(sequences[0]), v.held(sequences[1]))
+    else:
+        return None
+    return v.container(sort=sequences[0].sort, elements=held)
 
 
 def _arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.Value:

@@ -127,6 +127,8 @@ class TensorToNumber(Rule):
             from torch import nn
 
             def resample(x, scales):
+                if isinstance(scales, (int, float)):
+                    scales = [scales] * 2
                 size = [int(round(n * s)) for n, s in zip(x.shape[-2:], scales)]  # numbers: no break
                 return F.interpolate(x, size=size)
 
