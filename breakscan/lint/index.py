@@ -31,8 +31,11 @@ from breakscan.lint.values import (
     BOOL,
     FLOAT,
     INT,
+    MAYBE_TENSOR,
     METADATA_METHODS,
+    NONE,
     OTHER,
+    STR,
     TENSOR,
     UNKNOWN,
     Container,
@@ -235,6 +238,7 @@ class VaryingCall:
     keyword: str | None
     dynamic: str | None  # the `dynamic=` given to torch.compile, as written ("False"); None: not given
     number: str = "int"  # "int" or "float": what the argument holds
+    declared: bool = False  # in the calls BREAKSCAN_TARGETS declares, not in a loop of the code
 
 
 @dataclass
@@ -262,6 +266,10 @@ class ModuleIndex:
     # Compiled functions called in a `for i in range(...)` loop with the loop's int as an argument,
     # by the function's qualified name (what recompile rules read about how code is called).
     varying_calls: dict[str, list["VaryingCall"]] = field(default_factory=dict)
+    # function qualname here ("Model.forward", "scale") -> per parameter position (`self` counted),
+    # what every call BREAKSCAN_TARGETS declares passes there, when it is written out (a number,
+    # a string, None, a tensor a torch function makes); None where the calls do not say
+    declared_arguments: dict[str, tuple[Kind | None, ...]] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
     # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
     # dicts and `partial(f, ...)` of them): their qualified names.
@@ -354,7 +362,103 @@ def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
                 name = index.qualify(ast.unparse(expression)) if isinstance(expression, (ast.Name, ast.Attribute)) else None
                 if name is not None:
                     targets.add(name)
+                inputs = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
+                if isinstance(expression, ast.expr) and isinstance(inputs, str):
+                    _declared_calls(index, expression, name, inputs)
     return targets
+
+
+_TENSOR_FACTORIES = frozenset(f"torch.{name}" for name in ("randn", "rand", "zeros", "ones", "empty"))
+
+
+def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, inputs: str) -> None:
+    """The calls a target's declared inputs make (`"[(x, 4), (x, 6)]"`, read, not run): an int or
+    float argument that differs from call to call is a varying number (BR002, BR007), and a tensor
+    made by a torch factory with other sizes a varying shape (BR008)."""
+    offset = 0
+    if isinstance(entry, ast.Call) and isinstance(entry.func, (ast.Name, ast.Attribute)):
+        built = index.qualify(ast.unparse(entry.func))
+        if built is None or built.removeprefix(f"{index.name}.") not in index.classes:
+            return
+        function, key, offset = f"{built}.forward", built, 1  # `self` comes first
+    else:
+        key = function
+    try:
+        value = ast.parse(inputs.strip(), mode="eval").body
+    except SyntaxError:
+        return
+    items = [item for item in (value.elts if isinstance(value, ast.List) else [value]) if not isinstance(item, ast.Lambda)]
+    calls = [[_literal_signature(a, index) for a in (item.elts if isinstance(item, ast.Tuple) else [item])]
+             for item in items if not isinstance(item, ast.Dict)]
+    if function is None or key is None or not calls:
+        return
+    local = function.removeprefix(f"{index.name}.")
+    kinds = [[_declared_kind(a, index) for a in (item.elts if isinstance(item, ast.Tuple) else [item])]
+             for item in items if not isinstance(item, ast.Dict)]
+    index.declared_arguments[local] = (None,) * offset + tuple(
+        _joined_kinds([call[position] for call in kinds]) for position in range(min(map(len, kinds))))
+    if len(calls) < 2:
+        return
+    source = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
+    for position in range(min(map(len, calls))):
+        signatures = [call[position] for call in calls]
+        if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
+            continue
+        sort = signatures[0][0]
+        if sort in ("int", "float"):
+            index.varying_calls.setdefault(function, []).append(
+                VaryingCall(source, position + offset, None, None, sort, declared=True))
+        elif sort == "shape":
+            index.call_sites.varying_shapes.setdefault(key, (source, None))
+
+
+# torch functions that make a tensor, as declared inputs are written (`torch.tensor(3.0)`).
+_MAKES_TENSOR = _TENSOR_FACTORIES | frozenset(f"torch.{name}" for name in (
+    "tensor", "randint", "arange", "linspace", "full", "randn_like", "rand_like", "zeros_like", "ones_like", "eye",
+    "randperm", "as_tensor", "from_numpy", "stack", "cat"))
+_LITERAL_KINDS: dict[type, Kind] = {bool: BOOL, int: INT, float: FLOAT, str: STR, type(None): NONE}
+
+
+def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
+    """What a declared argument is, when written out: a literal's kind, or a tensor a torch
+    function makes (a method of one: `torch.randn(4).long()`); None when it is not known."""
+    if isinstance(argument, ast.Constant):
+        return _LITERAL_KINDS.get(type(argument.value))
+    call = argument
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not (
+            index.qualify(ast.unparse(call.func)) or "").startswith("torch."):
+        call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made
+    if isinstance(call, ast.Call) and index.qualify(ast.unparse(call.func)) in _MAKES_TENSOR:
+        return TENSOR
+    return None
+
+
+def _joined_kinds(kinds: list[Kind | None]) -> Kind | None:
+    """One kind for what every call passes: the same kind, or a tensor or None (an optional tensor)."""
+    known = set(kinds)
+    if None in known:
+        return None
+    if len(known) == 1:
+        return known.pop()
+    return MAYBE_TENSOR if known == {TENSOR, NONE} else None
+
+
+def _literal_signature(argument: ast.expr, index: ModuleIndex) -> tuple[str, object] | None:
+    """What a declared argument is, when it is written out: an int, a float, or the sizes of a
+    tensor a torch factory makes (`torch.randn(2, 8)`); None for anything else."""
+    try:
+        number = ast.literal_eval(argument)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        number = None
+    if isinstance(number, (int, float)) and not isinstance(number, bool):
+        return type(number).__name__, number
+    if isinstance(argument, ast.Call) and index.qualify(ast.unparse(argument.func)) in _TENSOR_FACTORIES:
+        sizes = [a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a] for a in argument.args]
+        try:
+            return "shape", tuple(ast.literal_eval(size) for group in sizes for size in group)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return None
 
 
 def _runtime_globals(module: cst.Module) -> frozenset[str]:
@@ -906,6 +1010,15 @@ def _is_setup_method(name: str) -> bool:
     return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
 
 
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each target with the value it is given: `self.tau, self.decay = tau, decay` is two stores."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(
+            target.elements) == len(value.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return [pair for t, v in zip(target.elements, value.elements) for pair in _pairs(t.value, v.value)]
+    return [(target, value)]
+
+
 class _SelfAttributeCollector:
     """Records `self.x = Cls(...)`, `self.register_buffer("x", ...)` and `self.x = nn.Parameter(...)`."""
 
@@ -929,7 +1042,8 @@ class _SelfAttributeCollector:
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._record(target.target, node.value)
+            for single, value in _pairs(target.target, node.value):
+                self._record(single, value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

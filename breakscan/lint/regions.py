@@ -708,8 +708,14 @@ class Project:
             first = [*node.params.posonly_params, *node.params.params][:1]
             if first:
                 values[first[0].name.value] = v.SELF
+        declared_by_calls = function.module.declared_arguments.get(function.qualname, ())
+        offset = 1 if function.class_name is not None and not function.is_staticmethod else 0
         for position, param in enumerate([*function.positional_params, *node.params.kwonly_params]):
             kind = parameter_kind(param, self.expander(function.module))
+            passed = declared_by_calls[position + offset] if position + offset < len(declared_by_calls) else None
+            if passed is not None and param.annotation is None and position < len(function.positional_params):
+                values[param.name.value] = passed  # what every call BREAKSCAN_TARGETS declares passes
+                continue
             if kind == v.OTHER and param.annotation is not None:  # `problem: InitialValueProblem`: its attributes
                 declared = self.declared_value(param.annotation.annotation, function.module)
                 kind = declared if isinstance(declared, v.ModuleValue) else kind

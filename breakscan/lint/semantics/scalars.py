@@ -176,6 +176,10 @@ def _is_unknown_parameter(node: cst.Name, ctx) -> bool:
         function = ctx.function
         method = function.class_name is not None and not any(d.endswith("staticmethod") for d in function.decorators)
         inputs = bindings.positional[1:2] if method else bindings.positional[:1]
+        declared = function.module.declared_arguments.get(function.qualname, ())
+        if node.value in bindings.positional and (position := bindings.positional.index(node.value)) < len(declared) and (
+                declared[position] is not None):
+            return False  # what the calls BREAKSCAN_TARGETS declares pass it: known, not assumed
         return ctx.is_root and not ctx.is_called and node.value not in inputs
     return node.value in bindings.nested_parameters
 

@@ -47,6 +47,19 @@ class TensorBoolOperator(Rule):
     invalid = (
         Example("""
             import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class DistillLoss(nn.Module):
+                def forward(self, student, teacher, temperature=None):
+                    t = temperature or 2.0  # break
+                    return F.kl_div(F.log_softmax(student / t, -1), F.softmax(teacher / t, -1), reduction="sum")
+
+            # The declared calls pass a tensor: `temperature` is one, not a number by assumption.
+            BREAKSCAN_TARGETS = {"DistillLoss()": "[(torch.randn(4, 10), torch.randn(4, 10), torch.tensor(3.0))]"}
+        """, entry="DistillLoss()", inputs="[(torch.randn(4, 10), torch.randn(4, 10), torch.tensor(3.0))]"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):

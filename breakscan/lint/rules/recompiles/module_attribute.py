@@ -429,11 +429,17 @@ def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         for target in targets:
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-                store = ("updated" if isinstance(node, cst.AugAssign) else
-                         "none" if isinstance(node.value, cst.Name) and node.value.value == "None" else "set")
+                store = ("updated" if isinstance(node, cst.AugAssign) or _reads_itself(node.value, target.attr.value)
+                         else "none" if isinstance(node.value, cst.Name) and node.value.value == "None" else "set")
                 known = stored.get(target.attr.value)
                 stored[target.attr.value] = store if known is None or rank[store] > rank[known] else known
     return stored
+
+
+def _reads_itself(value: cst.BaseExpression, attribute: str) -> bool:
+    """`max(self.min_tau, self.tau * self.decay)` for `self.tau`: the new value is computed from the old."""
+    return any(isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == attribute
+               for node in find_nodes(value, (cst.Attribute,)))
 
 
 def _keeps_none(value: cst.BaseExpression, attribute: str) -> bool:

@@ -7,7 +7,7 @@ class VaryingInputShape(FunctionRule):
     kind = "recompile"
     gb_ids = ()
     severity = "warning"
-    message = ("the scanned code calls this compiled code in a loop with a tensor whose shape the loop changes: "
+    message = ("the scanned code calls this compiled code with a tensor whose shape changes from call to call: "
                "TorchDynamo specialises input shapes, so the second shape recompiles it (then, with automatic "
                "dynamic shapes, the size becomes dynamic)")
     fix_hint = ("mark the growing dimension dynamic up front (`torch._dynamo.mark_dynamic(x, dim)`), compile with "
@@ -15,7 +15,8 @@ class VaryingInputShape(FunctionRule):
     docs = """
     ## What it does
     Flags a compiled function, or the `forward` of a compiled module, that the scanned code
-    calls in a loop with a tensor whose shape changes from one iteration to the next: a slice
+    calls with a tensor whose shape changes from one call to the next (in the calls
+    `BREAKSCAN_TARGETS` declares: `torch.randn(2, 8)`, then `torch.randn(2, 12)`), or in a loop: a slice
     bounded by the loop's int (`model(tokens[:, :t])`), or a tensor the loop grows with
     `torch.cat` (`tokens = torch.cat([tokens, next_token], dim=1)`, as in autoregressive
     decoding). Reported at the function, where TorchDynamo reports a recompile for an input's
@@ -46,6 +47,20 @@ class VaryingInputShape(FunctionRule):
     ```
     """
     invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(16, 16)
+
+                def forward(self, x):  # recompile
+                    return self.proj(x).relu()
+
+            BREAKSCAN_TARGETS = {"Encoder()": "[torch.randn(2, 8, 16), torch.randn(2, 12, 16)]"}
+        """, entry="Encoder()", inputs="[torch.randn(2, 8, 16), torch.randn(2, 12, 16)]"),
         Example("""
             import torch
 

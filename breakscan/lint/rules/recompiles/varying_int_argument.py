@@ -16,7 +16,9 @@ class VaryingIntArgument(Rule):
     ## What it does
     Flags the first use, in a compiled function, of a parameter that the scanned code passes the
     int of a `for i in range(...)` loop: `step(x, i)` where `step = torch.compile(fn, ...)` or `fn`
-    is decorated with `@torch.compile(...)`. Reported where TorchDynamo guards the value.
+    is decorated with `@torch.compile(...)`; or one that the calls `BREAKSCAN_TARGETS` declares give
+    other ints (`"[(x, 4), (x, 6)]"`, read as written, never run). Reported where TorchDynamo
+    guards the value.
 
     ## Why is this bad?
     TorchDynamo 2.13 specialises Python ints: the first call guards `i == 0`, and the next value
@@ -65,6 +67,18 @@ class VaryingIntArgument(Rule):
                     x = shift(x, offset=i)
                 return x
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Sampler(nn.Module):
+                def forward(self, x, num_steps):
+                    for _ in range(num_steps):  # recompile
+                        x = x * 0.5
+                    return x
+
+            BREAKSCAN_TARGETS = {"Sampler()": "[(torch.randn(4), 4), (torch.randn(4), 6)]"}
+        """, entry="Sampler()", inputs="[(torch.randn(4), 4), (torch.randn(4), 6)]"),
     )
     valid = (
         Example("""
@@ -101,7 +115,7 @@ class VaryingIntArgument(Rule):
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         function = ctx.function
-        if node.value in self.done or function.class_name is not None:
+        if node.value in self.done:
             return
         calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
         params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
@@ -110,7 +124,20 @@ class VaryingIntArgument(Rule):
         if not varying or varying[0].dynamic == "True":
             return
         self.done.add(node.value)
-        self.report_varying(node, varying[0], ctx)
+        if varying[0].declared:
+            self.report_declared(node, varying[0], ctx)
+        else:
+            self.report_varying(node, varying[0], ctx)
+
+    def report_declared(self, node: cst.Name, call, ctx) -> None:
+        what = f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different {self.number}s (`{call.call}`)"
+        if not ctx.dynamo.enabled("automatic_dynamic_shapes"):
+            ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so every new value recompiles "
+                                   f"this function, until the recompile limit ({ctx.dynamo.number('recompile_limit')})")
+        else:
+            ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so the second value recompiles this "
+                                   "function (then, with automatic dynamic shapes, it becomes dynamic)",
+                       severity="warning")
 
     def report_varying(self, node: cst.Name, call, ctx) -> None:
         if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
