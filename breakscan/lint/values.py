@@ -405,6 +405,9 @@ METADATA_METHODS = frozenset(
         "buffers", "children", "modules", "state_dict", "keys", "__class__",
     }
 )
+# Methods that change a list or dict in place: those that add to it, and those that add nothing.
+CONTAINER_ADDING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__"})
+CONTAINER_REMOVING_METHODS = frozenset({"pop", "remove", "clear", "sort", "reverse", "popitem"})
 # Methods torch.Tensor does not have: whatever was inferred, their receiver is a list, dict or str.
 CONTAINER_METHODS = frozenset(
     {

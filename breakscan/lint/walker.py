@@ -1920,8 +1920,8 @@ def _all_bool_literals(node: cst.BaseExpression) -> bool:
 
 
 # Methods that change a list or dict in place.
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "__setitem__"})
-_REMOVING_METHODS = frozenset({"pop", "remove", "clear", "sort", "reverse", "popitem"})  # they add nothing
+_MUTATING_METHODS = v.CONTAINER_ADDING_METHODS
+_REMOVING_METHODS = v.CONTAINER_REMOVING_METHODS  # they add nothing
 
 
 _LOOKUP_METHODS = frozenset({"get", "pop", "setdefault"})

@@ -1,13 +1,11 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.traverse import find_nodes
 
 # Methods that change the list, dict or set they are called on.
-_MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard",
-    "sort", "reverse", "__setitem__", "__delitem__",
-})
+_MUTATING_METHODS = v.CONTAINER_ADDING_METHODS | v.CONTAINER_REMOVING_METHODS | {"add", "discard", "__delitem__"}
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
