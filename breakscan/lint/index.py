@@ -388,20 +388,18 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     except SyntaxError:
         return
     items = [item for item in (value.elts if isinstance(value, ast.List) else [value]) if not isinstance(item, ast.Lambda)]
-    calls = [[_literal_signature(a, index) for a in (item.elts if isinstance(item, ast.Tuple) else [item])]
-             for item in items if not isinstance(item, ast.Dict)]
+    # Each call's positional arguments (a dict passes keywords only; a step between calls is a lambda).
+    calls = [item.elts if isinstance(item, ast.Tuple) else [item] for item in items if not isinstance(item, ast.Dict)]
     if function is None or key is None or not calls:
         return
-    local = function.removeprefix(f"{index.name}.")
-    kinds = [[_declared_kind(a, index) for a in (item.elts if isinstance(item, ast.Tuple) else [item])]
-             for item in items if not isinstance(item, ast.Dict)]
-    index.declared_arguments[local] = (None,) * offset + tuple(
-        _joined_kinds([call[position] for call in kinds]) for position in range(min(map(len, kinds))))
+    positions = range(min(map(len, calls)))
+    index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
+        _joined_kinds([_declared_kind(call[position], index) for call in calls]) for position in positions)
     if len(calls) < 2:
         return
     source = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
-    for position in range(min(map(len, calls))):
-        signatures = [call[position] for call in calls]
+    for position in positions:
+        signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
         sort = signatures[0][0]
