@@ -1000,6 +1000,11 @@ def _unsubscripted(annotation: cst.BaseExpression) -> cst.BaseExpression:
 _EMPTY_CONTAINERS = {"builtins.list": "list", "builtins.dict": "dict", "builtins.set": "set"}
 
 
+# Builtins that always give a value of one Python kind.
+_CONVERSIONS = {"builtins.int": INT, "builtins.float": FLOAT, "builtins.bool": BOOL, "builtins.str": STR,
+                "builtins.len": INT}
+
+
 _FORWARD_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 
@@ -1068,7 +1073,7 @@ class _SelfAttributeCollector:
         attr = target.attr.value
         if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
-        kind = self._literal_container(value) or self._plain_kind(value)
+        kind = self._literal_container(value) or self._plain_kind(value) or self._converted_kind(value)
         if kind is not None:
             known = self.info.attr_kinds.get(attr)
             self.info.attr_kinds[attr] = kind if known is None else join(known, kind)
@@ -1093,6 +1098,17 @@ class _SelfAttributeCollector:
         if kind is None and isinstance(value, cst.Name) and value.value in self.parameters:
             kind = parameter_kind(self.parameters[value.value])
         return kind if isinstance(kind, Kind) and is_plain(kind) else None
+
+    def _converted_kind(self, value: cst.BaseExpression) -> Kind | None:
+        """The Python value a builtin conversion (`int(n)`, `float(s)`) or a tensor's `.tolist()`
+        gives: `self.alphas = torch.cumprod(1 - betas, 0).tolist()` holds Python numbers."""
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "tolist" and isinstance(func.value, cst.Call) and (
+                _builds_tensor(self.index, func.value)):
+            return container(sort="list")
+        return _CONVERSIONS.get(self.index.qualify(func.value)) if isinstance(func, cst.Name) else None
 
     def _literal_container(self, value: cst.BaseExpression) -> Container | None:
         """A dict (constant string keys), list or tuple written out, with what each key or position

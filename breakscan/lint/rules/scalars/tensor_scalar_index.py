@@ -132,6 +132,28 @@ class TensorScalarIndex(Rule):
                     out = out + y[..., idx]  # break
                 return out
         """, inputs="(torch.ones(3, 3), torch.tensor([2, 0, 1]))"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Schedule:
+                def __init__(self, steps=10):
+                    self.levels = torch.linspace(0.1, 1.0, steps).tolist()  # Python floats
+
+                def mix(self, x, noise, step):
+                    level = self.levels[step]  # break
+                    return level * x + (1 - level) * noise
+
+            class Denoiser(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.schedule = Schedule()
+                    self.net = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    step = torch.randint(0, 10, ())
+                    return self.net(self.schedule.mix(x, torch.randn_like(x), step))
+        """, entry="Denoiser()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
