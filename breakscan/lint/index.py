@@ -38,6 +38,7 @@ from breakscan.lint.values import (
     STR,
     TENSOR,
     UNKNOWN,
+    VARYING_STR,
     Container,
     Kind,
     container,
@@ -394,7 +395,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         return
     positions = range(min(map(len, calls)))
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
-        _joined_kinds([_declared_kind(call[position], index) for call in calls]) for position in positions)
+        _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls])
+        for position in positions)
     if len(calls) < 2:
         return
     source = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
@@ -431,13 +433,16 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
     return None
 
 
-def _joined_kinds(kinds: list[Kind | None]) -> Kind | None:
-    """One kind for what every call passes: the same kind, or a tensor or None (an optional tensor)."""
+def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind | None:
+    """One kind for what every call passes: the same kind (strings that differ: a varying one), or
+    a tensor or None (an optional tensor)."""
     known = set(kinds)
     if None in known:
         return None
     if len(known) == 1:
-        return known.pop()
+        kind = known.pop()
+        texts = {argument.value for argument in arguments if isinstance(argument, ast.Constant)}
+        return VARYING_STR if kind == STR and len(texts) > 1 else kind
     return MAYBE_TENSOR if known == {TENSOR, NONE} else None
 
 

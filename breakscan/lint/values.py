@@ -70,6 +70,10 @@ STR = Kind("str")
 # as a lazy format it cannot read, so returning or nesting it is fine, but using it as a string
 # (`len()`, `+`, `==`, `in`, indexing, a method, a dict key) breaks (probed).
 TENSOR_TEXT = Kind("tensor-text", family="str")
+# A root's str parameter that the calls BREAKSCAN_TARGETS declares give different strings
+# (`reduction="mean"`, then "sum"): TorchDynamo guards on a string's value where it is first used,
+# so each new one recompiles.
+VARYING_STR = Kind("varying-str", family="str")
 NONE = Kind("none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
@@ -250,6 +254,10 @@ def is_assumed_tensor(value: Value) -> bool:
 
 def is_tensor_text(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == TENSOR_TEXT.name
+
+
+def is_varying_str(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == VARYING_STR.name
 
 
 def is_mask(value: Value) -> bool:
