@@ -271,6 +271,9 @@ class ModuleIndex:
     # what every call BREAKSCAN_TARGETS declares passes there, when it is written out (a number,
     # a string, None, a tensor a torch function makes); None where the calls do not say
     declared_arguments: dict[str, tuple[Kind | None, ...]] = field(default_factory=dict)
+    # class name here ("FadeIn") -> the methods the steps between its declared calls call on the
+    # object (`lambda m: m.set_alpha(0.5)`), each as written
+    declared_steps: dict[str, dict[str, str]] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
     # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
     # dicts and `partial(f, ...)` of them): their qualified names.
@@ -388,7 +391,13 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         value = ast.parse(inputs.strip(), mode="eval").body
     except SyntaxError:
         return
-    items = [item for item in (value.elts if isinstance(value, ast.List) else [value]) if not isinstance(item, ast.Lambda)]
+    written = value.elts if isinstance(value, ast.List) else [value]
+    items = [item for item in written if not isinstance(item, ast.Lambda)]
+    if offset:
+        steps = {method: ast.unparse(step) for step in written if isinstance(step, ast.Lambda)
+                 for method in _methods_called(step)}
+        if steps and len(items) > 1:
+            index.declared_steps[key.removeprefix(f"{index.name}.")] = steps
     # Each call's positional arguments (a dict passes keywords only; a step between calls is a lambda).
     calls = [item.elts if isinstance(item, ast.Tuple) else [item] for item in items if not isinstance(item, ast.Dict)]
     if function is None or key is None or not calls:
@@ -410,6 +419,17 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
                 VaryingCall(source, position + offset, None, None, sort, declared=True))
         elif sort == "shape":
             index.call_sites.varying_shapes.setdefault(key, (source, None))
+
+
+def _methods_called(step: ast.Lambda) -> list[str]:
+    """The methods a step calls on the object it is given: `lambda m: m.grow()`, `lambda m: (m.a(), m.b(2))`."""
+    if len(step.args.args) != 1:
+        return []
+    given = step.args.args[0].arg
+    body = step.body
+    return [call.func.attr for call in (body.elts if isinstance(body, (ast.Tuple, ast.List)) else [body])
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == given]
 
 
 # torch functions that make a tensor, as declared inputs are written (`torch.tensor(3.0)`).

@@ -19,7 +19,8 @@ class ModuleAttributeUpdated(Rule):
     docs = """
     ## What it does
     Flags the first read, in compiled code, of a number, bool or None attribute of an `nn.Module`
-    (set to an int, float, bool or None in `__init__`) that the same function updates afterwards:
+    (set to an int, float, bool or None in `__init__`) that the same function updates afterwards
+    (or a step between the calls `BREAKSCAN_TARGETS` declares):
     `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`,
     `if self.cache is None: self.cache = ...`. Reported where TorchDynamo installs its guard: the
     read, or, for a copy in a local (`count = self.count`), where the local is first used.
@@ -38,8 +39,13 @@ class ModuleAttributeUpdated(Rule):
     value it read before it ends (`saved = self.active ... self.active = saved`) leaves the guard
     holding, and is not flagged.
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
-    after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at all. An attribute set without being
-    read first (`self.step = 0`) does not recompile, and is not flagged.
+    after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at
+    all. An attribute set without being read first (`self.step = 0`) does not recompile, and is
+    not flagged.
+    A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module
+    (`"[x, lambda m: m.set_alpha(0.5), x]"`, read, never run) changes what it stores as well:
+    the first read of such an attribute in `forward` is flagged (a warning: one recompile for
+    each step that changes the value).
 
     ## Example
     ```python
@@ -195,6 +201,22 @@ class ModuleAttributeUpdated(Rule):
                         self._init_step_index()
                     return x * 2
         """, entry="Stepper()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Blend(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mix = 0.0
+
+                def set_mix(self, mix):
+                    self.mix = float(mix)  # called between steps, outside the compiled code
+
+                def forward(self, x):
+                    return (1 - self.mix) * x + self.mix * x.sin()  # recompile
+
+            BREAKSCAN_TARGETS = {"Blend()": "[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"}
+        """, entry="Blend()", inputs="[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -298,8 +320,7 @@ class ModuleAttributeUpdated(Rule):
         if attribute is not None and id(node) not in self.stores and attribute not in self.first_reads:
             kind = ctx.value(node)
             if kind in _SPECIALISED:
-                self.first_reads[attribute] = node
-                self.kinds[attribute] = kind
+                self._first_read(attribute, node, kind, ctx)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         """`self._init_step_index(t)`: what a method of the module sets, it sets here."""
@@ -372,8 +393,19 @@ class ModuleAttributeUpdated(Rule):
             # (None, then an int `_init_step_index` sets): as built, until this function stores it.
             kind = ctx.built_kind(name) or kind
         if kind in _SPECIALISED:
-            self.first_reads[name] = node
-            self.kinds[name] = kind
+            self._first_read(name, node, kind, ctx)
+
+    def _first_read(self, name: str, node: cst.BaseExpression, kind: v.Value, ctx) -> None:
+        """Where TorchDynamo guards the attribute: reported at once when a step the declared calls
+        make in between (`lambda m: m.set_alpha(0.5)`) stores it."""
+        self.first_reads[name] = node
+        self.kinds[name] = kind
+        step = _set_between_calls(ctx).get(name)
+        if step is not None and name not in self.reported:
+            self.reported.add(name)
+            ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {kind} "
+                                   "attribute of the module: TorchDynamo guards on its value here, so the call after "
+                                   "the step recompiles", severity="warning")
 
     def _written(self, name: str | None, store: cst.CSTNode, ctx, *, from_itself: bool,
                  value: cst.BaseExpression | None = None) -> None:
@@ -418,6 +450,22 @@ class ModuleAttributeUpdated(Rule):
 
 
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL, v.NONE)
+
+
+def _set_between_calls(ctx) -> dict[str, str]:
+    """The attributes of the compiled module that the methods called by the steps between its
+    declared calls store, each with the step that calls the method."""
+    function = ctx.function
+    steps = ctx.module.declared_steps.get(function.class_name or "") if ctx.is_root else None
+    info = ctx.find_class(f"{ctx.module.name}.{function.class_name}") if steps else None
+    if info is None:
+        return {}
+    stored: dict[str, str] = {}
+    for method_name, step in steps.items():
+        method = ctx.method_of(info, method_name)
+        for attribute in ctx.memoised(_assigned_attributes, method.node) if method is not None else ():
+            stored.setdefault(attribute, step)
+    return stored
 
 
 def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
