@@ -1309,6 +1309,19 @@ def build() -> Catalogue:
 # --- the data file ------------------------------------------------------------------------------
 
 
+def numpy_without_torch_equivalent() -> list[str]:
+    """The public NumPy functions TorchDynamo wraps as NumPy calls (`_numpy_function_ids`) that
+    `torch._numpy` has no function for: a call of one breaks whatever it is given (GB0294)."""
+    from torch._dynamo.trace_rules import _numpy_function_ids
+    from torch._dynamo.utils import NP_SUPPORTED_MODULES
+    from torch._dynamo.variables.misc import get_np_to_tnp_map
+
+    wrapped, traced = _numpy_function_ids(), get_np_to_tnp_map()
+    return sorted(f"{module.__name__}.{name}" for module in NP_SUPPORTED_MODULES
+                  for name, member in vars(module).items()
+                  if not name.startswith("_") and id(member) in wrapped and member not in traced)
+
+
 def document(catalogue: Catalogue, entries: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     import numpy
     import torch
@@ -1320,6 +1333,7 @@ def document(catalogue: Catalogue, entries: list[dict[str, Any]], seconds: float
         "numpy": numpy.__version__,
         "generated_by": "python bench/catalogue.py --write",
         "probe_seconds": round(seconds),
+        "numpy_without_torch_equivalent": numpy_without_torch_equivalent(),
         "entries": entries,
         "not_probed": [{"category": category, "key": key, "reason": reason}
                        for (category, key), reason in sorted(catalogue.not_probed.items())],

@@ -61,6 +61,9 @@ class Catalogue:
     torch: str  # the torch version the data was probed with
     entries: tuple[Entry, ...]
     not_probed: tuple[tuple[str, str, str], ...]  # (category, key, why)
+    # NumPy functions TorchDynamo handles as NumPy calls, which `torch._numpy` has no function for
+    # ("numpy.interp"): read from the installed torch when the data was written, not probed
+    numpy_without_torch_equivalent: frozenset[str]
 
 
 def _read(path: str) -> dict:
@@ -84,7 +87,7 @@ def load() -> Catalogue:
         for e in data["entries"]
     )
     not_probed = tuple((n["category"], n["key"], n["reason"]) for n in data["not_probed"])
-    return Catalogue(data["torch"], entries, not_probed)
+    return Catalogue(data["torch"], entries, not_probed, frozenset(data["numpy_without_torch_equivalent"]))
 
 
 @lru_cache(maxsize=1)

@@ -166,6 +166,23 @@ def test_the_numpy_modules_and_names_dynamo_traces_match_the_installed_torch():
                                     if callable(member) and not name.startswith("_") and id(member) not in traced}
 
 
+def test_the_numpy_functions_without_a_torch_counterpart_are_those_of_the_installed_torch():
+    torch = pytest.importorskip("torch")
+    if not torch.__version__.startswith(catalogue.torch_version()[:4]):
+        pytest.skip(f"the catalogue is for torch {catalogue.torch_version()}, this is {torch.__version__}")
+    from torch._dynamo.trace_rules import _numpy_function_ids
+    from torch._dynamo.utils import NP_SUPPORTED_MODULES
+    from torch._dynamo.variables.misc import get_np_to_tnp_map
+
+    wrapped, traced = _numpy_function_ids(), get_np_to_tnp_map()
+    missing = catalogue.load().numpy_without_torch_equivalent
+    assert {"numpy.interp", "numpy.isin", "numpy.random.permutation"} <= missing
+    assert not {"numpy.histogram", "numpy.sqrt", "numpy.cumsum"} & missing
+    assert missing == {f"{module.__name__}.{name}" for module in NP_SUPPORTED_MODULES
+                       for name, member in vars(module).items()
+                       if not name.startswith("_") and id(member) in wrapped and member not in traced}
+
+
 def test_torchs_declared_results_answer_for_functions_and_methods_it_did_not_probe():
     assert catalogue.declared_result("torch.is_autocast_cpu_enabled") == "bool"
     assert catalogue.declared_result("torch.get_autocast_dtype") == "other"

@@ -75,6 +75,8 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return "GB0007"
     if qualified in NUMPY_UNTRACED_NAMES:
         return "GB0156"
+    if qualified in catalogue.load().numpy_without_torch_equivalent:
+        return "GB0294"
     probed = probed_break(qualified)
     return probed[0] if probed else None
 

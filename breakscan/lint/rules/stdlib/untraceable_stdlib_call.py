@@ -1,5 +1,6 @@
 import libcst as cst
 
+from breakscan.lint import catalogue
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.untraceable import THIRD_PARTY_MODULES, generator_break, untraceable_gb_id
 
@@ -30,6 +31,7 @@ class UntraceableStdlibCall(Rule):
     | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
     | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
     | `np.random.SeedSequence/Generator/RandomState/PCG64...`, `np.recarray` (defined outside those modules) | GB0156 |
+    | NumPy functions `torch._numpy` has no counterpart for (`np.interp`, `np.nanmean`, `np.isin`, `np.digitize`, `np.random.beta`...; the list is read from the installed torch into the catalogue) | GB0294 |
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
 
@@ -153,6 +155,18 @@ class UntraceableStdlibCall(Rule):
                 n = math.prod(x.shape[i] for i in range(x.dim()))  # break
                 return y / n
         """),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def fn(x):
+                values = x.detach().numpy()
+                counts, edges = np.histogram(values, bins=4)  # traced: torch._numpy has it
+                cdf = np.cumsum(counts) / values.size
+                levels = np.interp(values, edges[1:], cdf)  # break
+                return torch.from_numpy(levels) * x
+        """),
     )
     valid = (
         Example("""
@@ -222,5 +236,9 @@ class UntraceableStdlibCall(Rule):
             ctx.report(self, node, f"`{qualified}` is on TorchDynamo's third-party skip list and cannot be traced: "
                                    "the graph breaks here (and again where a loop iterates it)")
         else:
+            if qualified in catalogue.load().numpy_without_torch_equivalent:
+                ctx.report(self, node, f"`{qualified}` has no counterpart in torch._numpy, through which TorchDynamo "
+                                       "traces NumPy: the graph breaks here")
+                return
             where = {"builtins": "builtin", "numpy": "NumPy call"}.get(qualified.split(".", 1)[0], "standard-library call")
             ctx.report(self, node, f"this {where} cannot be traced by TorchDynamo: the graph breaks here")
