@@ -178,7 +178,8 @@ class ClassInfo:
     # Forward hooks its setup registers on itself or a submodule (`self.conv.register_forward_pre_hook(
     # log_shape)`): (whether it runs before forward, the hook's name as written). They run inside the
     # compiled module's call.
-    hooks: list[tuple[bool, str]] = field(default_factory=list)
+    # A hook made by a call (`self._make_hook(name)`) is named by the function called, and marked.
+    hooks: list[tuple[bool, str, bool]] = field(default_factory=list)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
     annotated: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # A dataclass or a NamedTuple: its constructor takes the annotated names, in order.
@@ -1033,6 +1034,16 @@ _CONVERSIONS = {"builtins.int": INT, "builtins.float": FLOAT, "builtins.bool": B
 _FORWARD_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 
+def _hook_named(hook: cst.BaseExpression) -> tuple[str, bool] | None:
+    """A hook as registered: its name (`self._log`, `log_shape`), or the name of the function
+    that makes it (`self._make_hook(name)`), with whether it is made."""
+    if isinstance(hook, cst.Call):
+        made = dotted_name(hook.func)
+        return (made, True) if made else None
+    named = dotted_name(hook)
+    return (named, False) if named else None
+
+
 def _is_setup_method(name: str) -> bool:
     """Submodules and parameters are built in `__init__` or in the helpers it calls by these names."""
     return name == "__init__" or any(word in name for word in ("init", "build", "make", "setup", "reset"))
@@ -1083,10 +1094,11 @@ class _SelfAttributeCollector:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):
                 self.info.tensor_attrs.add(first.evaluated_value)
-        elif name is not None and name.startswith("self") and name.rpartition(".")[2] in _FORWARD_HOOKS and (
-                node.args and node.args[0].keyword is None and (hook := dotted_name(node.args[0].value))
+        elif name is not None and name.rpartition(".")[2] in _FORWARD_HOOKS and node.args and (
+                node.args[0].keyword is None and (hook := _hook_named(node.args[0].value))
                 and not any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args)):
-            self.info.hooks.append((name.endswith("_pre_hook"), hook))
+            # On itself, a submodule, or one its loop goes through (`for layer in self.layers:`).
+            self.info.hooks.append((name.endswith("_pre_hook"), *hook))
         elif name in ("self.add_module", "self.register_module") and len(node.args) > 1:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):

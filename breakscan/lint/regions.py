@@ -548,8 +548,8 @@ class Project:
                     if method is not None and not method.disabled:
                         method = self.bound(method, info)
                         roots[method.key] = method
-                for before, hook in info.hooks if self.is_module_class(info) else ():
-                    function = self._hook_function(module, info, hook)
+                for before, hook, made in info.hooks if self.is_module_class(info) else ():
+                    function = self._hook_function(module, info, hook, made)
                     if function is not None and not function.disabled:
                         roots[function.key] = function
                         self._hook_roots[function.key] = before
@@ -563,13 +563,26 @@ class Project:
                         self._fullgraph_roots.add(function.key)
         return list(roots.values())
 
-    def _hook_function(self, module: ModuleIndex, info: ClassInfo, hook: str) -> FunctionInfo | None:
-        """A hook by the name it was registered under: a method of the class (`self._log`) or a function."""
+    def _hook_function(self, module: ModuleIndex, info: ClassInfo, hook: str, made: bool) -> FunctionInfo | None:
+        """A hook by the name it was registered under: a method of the class (`self._log`) or a
+        function; for a `made` one, the function nested in that one which it returns (`return hook`)."""
         if hook.startswith("self.") and hook.count(".") == 1:
             found = self.method(self.class_lineage(info), hook[len("self."):])
-            return self.bound(found, info) if found is not None else None
-        qualified = module.qualify(hook)
-        return self.find_function(qualified) if qualified is not None else None
+            found = self.bound(found, info) if found is not None else None
+        else:
+            qualified = module.qualify(hook)
+            found = self.find_function(qualified) if qualified is not None else None
+        return self._returned_closure(found) if made and found is not None else found
+
+    def _returned_closure(self, maker: FunctionInfo) -> FunctionInfo | None:
+        """The function a function defines and returns (`def hook(...): ...; return hook`)."""
+        body = maker.node.body
+        nested = {statement.name.value: statement for statement in
+                  (body.body if isinstance(body, cst.IndentedBlock) else ()) if isinstance(statement, cst.FunctionDef)}
+        returns = find_nodes(body, (cst.Return,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        returned = {r.value.value for r in returns if isinstance(r, cst.Return) and isinstance(r.value, cst.Name)}
+        inner = [nested[name] for name in sorted(returned) if name in nested]
+        return self._inner_function(maker, inner[0]) if len(inner) == 1 else None
 
     def _hook_parameters(self, function: FunctionInfo, before: bool) -> dict[str, v.Value]:
         """A forward hook's parameters: the module it is registered on (an object, not a tensor),

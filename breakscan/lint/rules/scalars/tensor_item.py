@@ -115,6 +115,28 @@ class TensorItem(Rule):
                 def forward(self, x):
                     return x * x.norm().item() + x.mean()  # break
         """, entry="Model()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Probed(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+                    self.norms = {}
+                    for i, layer in enumerate(self.layers):
+                        layer.register_forward_hook(self._recorder(f"layer{i}"))
+
+                def _recorder(self, name):
+                    def record(module, inputs, output):  # runs inside the compiled call
+                        self.norms[name] = output.norm().item()  # break
+                    return record
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = torch.relu(layer(x))
+                    return x
+        """, entry="Probed()", inputs="torch.randn(2, 8)"),
     )
     valid = (
         Example("""
