@@ -72,7 +72,7 @@ CONSTRUCTS: tuple[Suggester, ...] = (
 HELPER_LEVEL: tuple[Suggester, ...] = (helpers.custom_op_helper, helpers.disable_helper)
 # Findings in a function a helper-level fix cannot wrap: a tensor hook TorchDynamo traces as it is
 # registered breaks again as a disabled function (GB0099) or a custom op.
-_NOT_HELPER_LEVEL = frozenset({"BS710"})
+_NOT_HELPER_LEVEL = frozenset({"BS710", "BS512"})
 
 
 # Rewrites of a branch on tensor data into tensor code: only for a break TorchDynamo reports as

@@ -35,6 +35,9 @@ from breakscan.lint.values import (
     METADATA_METHODS,
     NONE,
     OTHER,
+    SPARSE,
+    SPARSE_FACTORIES,
+    SPARSE_METHODS,
     STR,
     TENSOR,
     UNKNOWN,
@@ -178,6 +181,8 @@ class ClassInfo:
     # Forward hooks its setup registers on itself or a submodule (`self.conv.register_forward_pre_hook(
     # log_shape)`): (whether it runs before forward, the hook's name as written). They run inside the
     # compiled module's call.
+    # The tensor attributes that hold a sparse tensor (`self.register_buffer("adj", a.to_sparse())`).
+    sparse_attrs: set[str] = field(default_factory=set)
     # A hook made by a call (`self._make_hook(name)`) is named by the function called, and marked.
     hooks: list[tuple[bool, str, bool]] = field(default_factory=list)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
@@ -446,12 +451,17 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
     if isinstance(argument, ast.Constant):
         return _LITERAL_KINDS.get(type(argument.value))
     call = argument
-    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not (
-            index.qualify(ast.unparse(call.func)) or "").startswith("torch."):
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made
     if isinstance(call, ast.Call) and index.qualify(ast.unparse(call.func)) in _MAKES_TENSOR:
-        return TENSOR
+        return SPARSE if _sparse_made(argument) else TENSOR
     return None
+
+
+def _sparse_made(argument: ast.expr) -> bool:
+    """`torch.eye(4).to_sparse()`: a method in the chain makes it sparse."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SPARSE_METHODS
+               for node in ast.walk(argument))
 
 
 def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind | None:
@@ -463,7 +473,9 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
     if len(known) == 1:
         kind = known.pop()
         texts = {argument.value for argument in arguments if isinstance(argument, ast.Constant)}
-        return VARYING_STR if kind == STR and len(texts) > 1 else kind
+        if kind == STR and len(texts) > 1:
+            return VARYING_STR
+        return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
     return MAYBE_TENSOR if known == {TENSOR, NONE} else None
 
 
@@ -1094,6 +1106,8 @@ class _SelfAttributeCollector:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):
                 self.info.tensor_attrs.add(first.evaluated_value)
+                if len(node.args) > 1 and _builds_sparse(self.index, node.args[1].value):
+                    self.info.sparse_attrs.add(first.evaluated_value)
         elif name is not None and name.rpartition(".")[2] in _FORWARD_HOOKS and node.args and (
                 node.args[0].keyword is None and (hook := _hook_named(node.args[0].value))
                 and not any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args)):
@@ -1118,6 +1132,8 @@ class _SelfAttributeCollector:
                 self.info.built_kinds[attr] = kind  # the last store in `__init__` is what it ends with
         if isinstance(value, cst.Call) and _builds_tensor(self.index, value):
             self.info.tensor_attrs.add(attr)
+            if _builds_sparse(self.index, value):
+                self.info.sparse_attrs.add(attr)
             return
         self._record_classes(attr, value)
         for source in _alternatives(value):
@@ -1193,6 +1209,13 @@ def _builds_tensor(index: ModuleIndex, value: cst.Call) -> bool:
     last = called.rpartition(".")[2]
     return called in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or last[:1].islower() or (
         last.endswith("Tensor") and called.count(".") == 1)
+
+
+def _builds_sparse(index: ModuleIndex, value: cst.BaseExpression) -> bool:
+    """`a.to_sparse()`, `torch.sparse_coo_tensor(i, v, size)`: a sparse tensor."""
+    return isinstance(value, cst.Call) and (
+        (isinstance(value.func, cst.Attribute) and value.func.attr.value in SPARSE_METHODS)
+        or index.qualify(dotted_name(value.func)) in SPARSE_FACTORIES)
 
 
 def _alternatives(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

@@ -48,6 +48,9 @@ MASK = Kind("mask", family="tensor")
 # reduction such as `np.prod(shape)`).
 NUMPY_FLOAT = Kind("numpy-float", family="tensor")
 TENSORS = Kind("tensors")  # a tuple/list/dict of tensors
+# A sparse tensor (`adj.to_sparse()`, `torch.sparse_coo_tensor(...)`): TorchDynamo 2.13 cannot wrap
+# one, so a frame breaks where it first reads it (GB0015), and runs eagerly (probed).
+SPARSE = Kind("sparse", family="tensor")
 # A tensor (or a container of tensors) after the branches of one path and a Python value after
 # another's (`d = [2] * n` in one branch, `d = list(np.prod(...))` in the other): a construct on it
 # breaks only where the tensor's path was taken, so a finding resting on it is a warning.
@@ -258,6 +261,18 @@ def is_tensor_text(value: Value) -> bool:
 
 def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
+
+
+def is_sparse(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == SPARSE.name
+
+
+# Tensor methods and torch functions whose result is a sparse tensor.
+SPARSE_METHODS = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
+                            "to_sparse_bsc"})
+SPARSE_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor",
+    "sparse_compressed_tensor"))
 
 
 def is_mask(value: Value) -> bool:

@@ -704,7 +704,7 @@ class RegionWalker(cst.CSTVisitor):
             classes = self._classes_of(base)
             for info in classes:
                 if attr in info.tensor_attrs:
-                    return v.TENSOR
+                    return v.SPARSE if attr in info.sparse_attrs else v.TENSOR
                 if attr in info.attr_classes or attr in info.attr_factories:
                     built = self._attribute_classes(info, attr, classes)
                     # A class the project has, or no function to call instead (`self.search_fn =
@@ -788,6 +788,9 @@ class RegionWalker(cst.CSTVisitor):
 
     def _call_value(self, node: cst.Call) -> v.Value:
         value = self._call_result(node)
+        if value == v.TENSOR and (self.qualname(node.func) in v.SPARSE_FACTORIES or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value in v.SPARSE_METHODS)):
+            return v.SPARSE
         return v.MASK if value == v.TENSOR and self._makes_mask(node) else value
 
     def _makes_mask(self, node: cst.Call) -> bool:

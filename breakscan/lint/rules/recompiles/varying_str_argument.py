@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.reads import FirstReads
 
 
 class VaryingStrArgument(Rule):
@@ -80,17 +81,17 @@ class VaryingStrArgument(Rule):
     )
 
     def __init__(self) -> None:
-        self.reported: set[str] = set()
-        self.passed_on: set[int] = set()
+        self.reads = FirstReads()
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.callee(node) is not None:  # inlined: the helper reads the string, and guards it there
-            self.passed_on.update(id(arg.value) for arg in node.args)
+        self.reads.on_call(node, ctx)  # inlined: the helper reads the string, and guards it there
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        self.reads.on_attribute(node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if node.value in self.reported or id(node) in self.passed_on or not v.is_varying_str(ctx.value(node)):
+        if not self.reads.first_read(node, ctx) or not v.is_varying_str(ctx.value(node)):
             return
-        self.reported.add(node.value)
         ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different strings: "
                                "TorchDynamo guards on its value here, so every new string recompiles the function "
                                f"(until the recompile limit, {ctx.dynamo.number('recompile_limit')})")

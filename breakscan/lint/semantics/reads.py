@@ -1,0 +1,51 @@
+"""Where compiled code first reads a value: TorchDynamo wraps what a frame holds lazily, at its
+first use, and a value passed on to a function it inlines is read there, not at the call."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from breakscan.lint.traverse import find_nodes
+
+
+class FirstReads:
+    """Per walk of a function: which names it has read so far. A rule calls `on_call` and
+    `on_attribute` from its handlers of those nodes, and asks `first_read` from its `on_Name`."""
+
+    def __init__(self) -> None:
+        self.read: set[str] = set()
+        self.not_reads: set[int] = set()  # arguments passed on to an inlined function; names after a dot
+
+    def on_call(self, node: cst.Call, ctx) -> None:
+        if ctx.callee(node) is not None:
+            self.not_reads.update(id(argument.value) for argument in node.args)
+
+    def on_attribute(self, node: cst.Attribute) -> None:
+        self.not_reads.add(id(node.attr))
+
+    def first_read(self, node: cst.Name, ctx) -> bool:
+        """Whether this is the function's first read of the name (passing it on, or binding it, is none)."""
+        if id(node) in self.not_reads or node.value in self.read or id(node) in ctx.memoised(
+                _bound_names, ctx.function.node):
+            return False
+        self.read.add(node.value)
+        return True
+
+    def was_read(self, name: str) -> bool:
+        return name in self.read
+
+
+def _bound_names(function: cst.FunctionDef) -> frozenset[int]:
+    """`id` of the names a function binds without reading them: assignment, loop and `with`
+    targets, unpacked or not (an augmented assignment reads its target first)."""
+    targets: list[cst.BaseExpression] = []
+    for node in find_nodes(function.body, (cst.Assign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem,
+                                           cst.NamedExpr)):
+        if isinstance(node, cst.Assign):
+            targets.extend(target.target for target in node.targets)
+        elif isinstance(node, (cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            targets.append(node.target)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets.append(node.asname.name)
+    return frozenset(id(name) for target in targets for name in find_nodes(target, (cst.Name,), prune=(
+        cst.Attribute, cst.Subscript)))
