@@ -197,6 +197,74 @@ def _declared(torch_dir: str) -> Iterator[tuple[str, list[str]]]:
             yield f"torch.Tensor.{name}", texts
 
 
+def _registered_tensors(cls: type) -> dict[str, str]:
+    """The buffers and parameters a torch.nn class's own methods register on `self`, read from its
+    source: name -> "tensor", or "optional" where one of them registers None (`bias=False`,
+    `track_running_stats=False`; `module_tensors` keeps "optional" only where the class holds None
+    when built with its defaults)."""
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    found: dict[str, str] = {}
+
+    def record(name: str, value: ast.expr | None) -> None:
+        none = isinstance(value, ast.Constant) and value.value is None
+        found[name] = "optional" if none or found.get(name) == "optional" else "tensor"
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and (
+                node.func.value.id == "self" and node.func.attr in ("register_buffer", "register_parameter")
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            record(node.args[0].value, node.args[1] if len(node.args) > 1 else None)
+        elif isinstance(node, ast.Assign):
+            called = node.value.func if isinstance(node.value, ast.Call) else None
+            made = called is not None and _last_name(called) in ("Parameter", "UninitializedParameter", "UninitializedBuffer")
+            for target in node.targets:  # `self.bias_k = self.bias_v = None`
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                    continue
+                if made or (isinstance(node.value, ast.Constant) and node.value.value is None and target.attr in found):
+                    record(target.attr, node.value)
+    return found
+
+
+def module_tensors() -> dict[str, dict[str, str]]:
+    """For each public torch.nn module class: the buffers and parameters it and its bases register."""
+    import torch
+
+    classes = {}
+    for name in dir(torch.nn):
+        cls = getattr(torch.nn, name)
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module) and cls is not torch.nn.Module:
+            merged: dict[str, str] = {}
+            for base in reversed(cls.__mro__):
+                if isinstance(base, type) and issubclass(base, torch.nn.Module) and base is not torch.nn.Module:
+                    for attr, kind in _registered_tensors(base).items():
+                        merged[attr] = "optional" if "optional" in (kind, merged.get(attr)) else kind
+            built = _built_with_defaults(cls)
+            for attr, kind in merged.items():  # a tensor unless asked otherwise (`bias=True` by default)
+                if kind == "optional" and built is not None and isinstance(getattr(built, attr, None), torch.Tensor):
+                    merged[attr] = "tensor"
+            if merged:
+                classes[f"torch.nn.{name}"] = dict(sorted(merged.items()))
+    return dict(sorted(classes.items()))
+
+
+def _built_with_defaults(cls: type) -> object | None:
+    """An instance made with the fewest small positional arguments that build one (keywords left
+    to their defaults), or None."""
+    import warnings
+
+    for arguments in ((), (4,), (4, 4), (4, 4, 3), (4, 4, 4)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return cls(*arguments)
+        except Exception:  # noqa: BLE001 - any failure means: try the next argument list
+            continue
+    return None
+
+
 def collect() -> dict[str, object]:
     import torch
 
@@ -211,7 +279,7 @@ def collect() -> dict[str, object]:
     fields = {field for name in named_tuples for field, member in vars(getattr(torch.return_types, name)).items()
               if isinstance(member, types.MemberDescriptorType)}
     return {"format": FORMAT, "torch": torch.__version__, "entries": dict(sorted(entries.items())),
-            "result_fields": sorted(fields)}
+            "result_fields": sorted(fields), "module_tensors": module_tensors()}
 
 
 def main() -> int:
@@ -236,7 +304,9 @@ def main() -> int:
         print(f"{key}: stored {old.get(key)}, installed torch {fresh.get(key)}")
     if data["result_fields"] != stored["result_fields"]:
         print(f"result fields: stored {stored['result_fields']}, installed torch {data['result_fields']}")
-    return 1 if differences or data["result_fields"] != stored["result_fields"] else 0
+    if data["module_tensors"] != stored.get("module_tensors"):
+        print("module tensors differ from the installed torch's")
+    return 1 if differences or any(data[key] != stored.get(key) for key in ("result_fields", "module_tensors")) else 0
 
 
 if __name__ == "__main__":

@@ -37,10 +37,14 @@ def _digest(*parts: bytes) -> str:
 
 @functools.cache
 def _code_fingerprint() -> bytes:
-    """breakscan's own sources: a changed rule must not be answered from an older rule's results."""
-    package = Path(__file__).parent
+    """breakscan's own sources and the data its rules read (the catalogue, torch's declared
+    results): a changed rule or table must not be answered from an older one's results."""
+    return package_fingerprint(Path(__file__).parent)
+
+
+def package_fingerprint(package: Path) -> bytes:
     parts = [__version__.encode()]
-    for source in sorted(package.rglob("*.py")):
+    for source in sorted([*package.rglob("*.py"), *package.rglob("*.json")]):
         parts += [str(source.relative_to(package)).encode(), source.read_bytes()]
     return _digest(*parts).encode()
 

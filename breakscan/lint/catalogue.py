@@ -140,6 +140,15 @@ def result_fields() -> frozenset[str]:
     return frozenset(_declared()["result_fields"])
 
 
+def module_tensor(qualified_class: str, attr: str) -> Literal["tensor", "optional"] | None:
+    """Whether a torch.nn class (`torch.nn.BatchNorm1d`, however its module is spelled) registers
+    `attr` as a buffer or parameter: "tensor", "optional" where it may register None instead
+    (`bias=False`), None when it does not; read from torch's sources by `bench/torch_returns.py`."""
+    if not qualified_class.startswith("torch.nn."):
+        return None
+    return _declared().get("module_tensors", {}).get(f"torch.nn.{qualified_class.rpartition('.')[2]}", {}).get(attr)
+
+
 def declared_result(qualified: str) -> Result | None:
     """What torch declares a public function or tensor method returns ("torch.is_autocast_enabled":
     "bool", "torch.Tensor.unbind": "tensors"), from its stubs and annotations as

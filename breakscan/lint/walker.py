@@ -729,6 +729,9 @@ class RegionWalker(cst.CSTVisitor):
                     declared = self.project.declared_value(info.annotated[attr], info.module)
                     if declared is not None:
                         return declared
+            registered = self._registered_by_torch(base, classes, attr)
+            if registered is not None:
+                return registered
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
                     self.project.is_module_class(info) for info in classes):
                 return v.TENSOR
@@ -753,6 +756,17 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+
+    @staticmethod
+    def _registered_by_torch(base: v.Value, classes: list[ClassInfo], attr: str) -> v.Value | None:
+        """A buffer or parameter a torch.nn class registers, on an instance of it or of a subclass
+        (`self.num_batches_tracked` in a BatchNorm1d subclass): a tensor, or one that may be None."""
+        names = [name for info in classes for name in info.bases] + (
+            sorted(base.classes) if isinstance(base, v.ModuleValue) else [])
+        kinds = {catalogue.module_tensor(name, attr) for name in names} - {None}
+        if not kinds:
+            return None
+        return v.MAYBE_TENSOR if "optional" in kinds else v.TENSOR
 
     def _attribute_functions(self, info: ClassInfo, attr: str) -> frozenset[str]:
         """The scanned functions `info` stores in `self.attr`, by qualified name."""

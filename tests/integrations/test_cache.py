@@ -102,6 +102,16 @@ def test_a_change_to_breakscan_rules_is_a_miss(project, tmp_path, linted_units, 
     assert len(linted_units) == 3
 
 
+@pytest.mark.parametrize("edited", ["rules/rule.py", "data/catalogue.json"])
+def test_the_code_fingerprint_covers_rules_and_the_data_they_read(tmp_path, edited):
+    for name in ("rules/rule.py", "data/catalogue.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("first")
+    before = cache_module.package_fingerprint(tmp_path)
+    (tmp_path / edited).write_text("second")
+    assert cache_module.package_fingerprint(tmp_path) != before
+
+
 def test_corrupt_entries_are_misses_and_get_rewritten(project, tmp_path, linted_units):
     first = lint(project, tmp_path / "cache")
     entries = sorted(p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.name != ".gitignore")
