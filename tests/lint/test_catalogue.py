@@ -218,3 +218,12 @@ def test_the_declared_results_are_those_of_the_installed_torch():
     fresh = bench_torch_returns().collect()
     assert fresh["entries"] == data["entries"], "regenerate with `python bench/torch_returns.py --write`"
     assert fresh["result_fields"] == data["result_fields"], "regenerate with `python bench/torch_returns.py --write`"
+    assert fresh["module_tensors"] == data["module_tensors"], "regenerate with `python bench/torch_returns.py --write`"
+
+
+def test_torch_nn_classes_answer_with_the_tensors_they_register():
+    assert catalogue.module_tensor("torch.nn.BatchNorm1d", "num_batches_tracked") == "tensor"
+    assert catalogue.module_tensor("torch.nn.modules.batchnorm.BatchNorm2d", "running_mean") == "tensor"
+    assert catalogue.module_tensor("torch.nn.InstanceNorm2d", "running_mean") == "optional"  # not tracked by default
+    assert catalogue.module_tensor("torch.nn.Linear", "in_features") is None
+    assert catalogue.module_tensor("mylib.Linear", "weight") is None

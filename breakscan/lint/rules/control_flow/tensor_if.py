@@ -37,6 +37,17 @@ class TensorIf(Rule):
     invalid = (
         Example("""
             import torch
+            from torch import nn
+
+            class WarmupNorm(nn.BatchNorm1d):
+                def forward(self, x):
+                    # a buffer BatchNorm1d registers: a tensor
+                    if self.num_batches_tracked < 10:  # break
+                        x = x * 0.5
+                    return super().forward(x)
+        """, entry="WarmupNorm(8)", inputs="torch.randn(4, 8)"),
+        Example("""
+            import torch
             import torch.nn.functional as F
             from torch import nn
 
