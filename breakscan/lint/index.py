@@ -278,8 +278,11 @@ class ModuleIndex:
     # a string, None, a tensor a torch function makes); None where the calls do not say
     declared_arguments: dict[str, tuple[Kind | None, ...]] = field(default_factory=dict)
     # class name here ("FadeIn") -> the methods the steps between its declared calls call on the
-    # object (`lambda m: m.set_alpha(0.5)`), each as written
-    declared_steps: dict[str, dict[str, str]] = field(default_factory=dict)
+    # object or on an object it holds (`lambda m: m.pool.set_type("max")`): the attribute path
+    # (`("pool",)`), the method, and the step as written
+    declared_steps: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
+    # the module's functions such steps call (`lambda m: set_fast_gelu(False)`) -> the step as written
+    declared_step_functions: dict[str, str] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
     # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
     # dicts and `partial(f, ...)` of them): their qualified names.
@@ -364,7 +367,7 @@ def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
                 continue
             for element in small.value.elements:
                 key = element.key if isinstance(element, cst.DictElement) else None
-                entry = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+                entry = key.evaluated_value if isinstance(key, (cst.SimpleString, cst.ConcatenatedString)) else None
                 try:
                     expression = ast.parse(entry.strip(), mode="eval").body if isinstance(entry, str) else None
                 except SyntaxError:
@@ -372,7 +375,7 @@ def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
                 name = index.qualify(ast.unparse(expression)) if isinstance(expression, (ast.Name, ast.Attribute)) else None
                 if name is not None:
                     targets.add(name)
-                inputs = element.value.evaluated_value if isinstance(element.value, cst.SimpleString) else None
+                inputs = element.value.evaluated_value if isinstance(element.value, (cst.SimpleString, cst.ConcatenatedString)) else None
                 if isinstance(expression, ast.expr) and isinstance(inputs, str):
                     _declared_calls(index, expression, name, inputs)
     return targets
@@ -399,11 +402,13 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         return
     written = value.elts if isinstance(value, ast.List) else [value]
     items = [item for item in written if not isinstance(item, ast.Lambda)]
-    if offset:
-        steps = {method: ast.unparse(step) for step in written if isinstance(step, ast.Lambda)
-                 for method in _methods_called(step)}
-        if steps and len(items) > 1:
-            index.declared_steps[key.removeprefix(f"{index.name}.")] = steps
+    for step in (step for step in written if isinstance(step, ast.Lambda)) if len(items) > 1 else ():
+        for path, called in _step_calls(step):
+            if path is not None and offset:
+                index.declared_steps.setdefault(key.removeprefix(f"{index.name}."), []).append(
+                    (path, called, ast.unparse(step)))
+            elif path is None and (qualified := index.qualify(called)) is not None:
+                index.declared_step_functions.setdefault(qualified, ast.unparse(step))
     # Each call's positional arguments (a dict passes keywords only; a step between calls is a lambda).
     calls = [item.elts if isinstance(item, ast.Tuple) else [item] for item in items if not isinstance(item, ast.Dict)]
     if function is None or key is None or not calls:
@@ -427,15 +432,29 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
             index.call_sites.varying_shapes.setdefault(key, (source, None))
 
 
-def _methods_called(step: ast.Lambda) -> list[str]:
-    """The methods a step calls on the object it is given: `lambda m: m.grow()`, `lambda m: (m.a(), m.b(2))`."""
+def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:
+    """What a step calls: a method of the object it is given, or of an object that one holds, with
+    the attributes leading to it (`lambda m: m.grow()`: `((), "grow")`; `m.pool.set_type("max")`:
+    `(("pool",), "set_type")`); or a function, by its dotted name (`lambda m: set_flag(False)`:
+    `(None, "set_flag")`). Several calls: `lambda m: (m.a(), m.b(2))`."""
     if len(step.args.args) != 1:
         return []
     given = step.args.args[0].arg
     body = step.body
-    return [call.func.attr for call in (body.elts if isinstance(body, (ast.Tuple, ast.List)) else [body])
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name) and call.func.value.id == given]
+    found: list[tuple[tuple[str, ...] | None, str]] = []
+    for call in body.elts if isinstance(body, (ast.Tuple, ast.List)) else [body]:
+        if not isinstance(call, ast.Call):
+            continue
+        path: list[str] = []
+        func = call.func
+        while isinstance(func, ast.Attribute):
+            path.insert(0, func.attr)
+            func = func.value
+        if isinstance(func, ast.Name) and func.id == given and path:
+            found.append((tuple(path[:-1]), path[-1]))
+        elif isinstance(func, ast.Name) and func.id != given:
+            found.append((None, ".".join([func.id, *path])))
+    return found
 
 
 # torch functions that make a tensor, as declared inputs are written (`torch.tensor(3.0)`).

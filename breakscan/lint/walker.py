@@ -941,9 +941,15 @@ class RegionWalker(cst.CSTVisitor):
         return found if self.project.method_names(found) else None
 
     def _global_value(self, node: cst.Name) -> v.Value | None:
-        """A module-level name bound to what a torch function returns (`_TABLE = torch.arange(10)`):
-        a tensor where torch declares one. The compiled code reads it as a global, its data included."""
-        called = self.function.module.assignments.get(node.value) if node.value not in self.local_imports else None
+        """A module-level number (`SCALE = 0.5`), or a name bound to what a torch function returns
+        (`_TABLE = torch.arange(10)`): a tensor where torch declares one. The compiled code reads it
+        as a global, its data included."""
+        if node.value in self.local_imports:
+            return None
+        module = self.function.module
+        if node.value in module.number_globals:  # `FAST_GELU = True`
+            return module.number_globals[node.value]
+        called = module.assignments.get(node.value)
         return v.declared_kind(called) if called and called.startswith("torch.") else None
 
     def _callable_named(self, node: cst.Name | cst.Attribute) -> v.Callables | None:

@@ -19,8 +19,10 @@ class GlobalNumberUpdated(Rule):
     ## What it does
     Flags the first read, in a compiled function, of a module-level number (`CALLS = 0`,
     `SCALE = 1.0`, `FIRST = True` at module level) that the function declares `global` and
-    updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`). Reported where
-    TorchDynamo installs its guard: the read.
+    updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`); or one that a
+    function called by a step between the calls `BREAKSCAN_TARGETS` declares sets
+    (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), read anywhere in compiled code
+    (a warning). Reported where TorchDynamo installs its guard: the read.
 
     ## Why is this bad?
     TorchDynamo treats a global int, float or bool as a constant and guards on its value
@@ -53,6 +55,22 @@ class GlobalNumberUpdated(Rule):
     ```
     """
     invalid = (
+        Example("""
+            import torch
+
+            FAST_GELU = True
+
+            def set_fast_gelu(enabled):
+                global FAST_GELU
+                FAST_GELU = enabled
+
+            def gelu(x):
+                if FAST_GELU:  # recompile
+                    return x * torch.sigmoid(1.702 * x)
+                return torch.nn.functional.gelu(x)
+
+            BREAKSCAN_TARGETS = {"gelu": "[torch.ones(4), lambda f: set_fast_gelu(False), torch.ones(4)]"}
+        """, entry="gelu", inputs="[torch.ones(4), lambda f: set_fast_gelu(False), torch.ones(4)]"),
         Example("""
             import torch
 
@@ -118,6 +136,12 @@ class GlobalNumberUpdated(Rule):
     def on_Name(self, node: cst.Name, ctx) -> None:
         if id(node) not in self.stores and node.value in self._declared(ctx):
             self.first_reads.setdefault(node.value, node)
+        elif node.value not in self.reported and node.value in (between := _set_between_calls(ctx)) and (
+                ctx.local_value(node.value) is None and ctx.value(node) in _SPECIALISED):
+            self.reported.add(node.value)
+            ctx.report(self, node, f"`{between[node.value]}`, a step BREAKSCAN_TARGETS declares between calls, "
+                                   f"sets this module-level {ctx.value(node).name}: TorchDynamo guards on its value "
+                                   "here, so the call after the step recompiles", severity="warning")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         target = node.target
@@ -156,6 +180,17 @@ class GlobalNumberUpdated(Rule):
 
 
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+
+
+def _set_between_calls(ctx) -> dict[str, str]:
+    """The module-level names that the functions the steps between the declared calls call
+    (`lambda m: set_fast_gelu(False)`) declare `global`, each with its step."""
+    stored: dict[str, str] = {}
+    for qualified, step in ctx.module.declared_step_functions.items():
+        function = ctx.find_function(qualified)
+        for name in ctx.memoised(_global_names, function.node) if function is not None else ():
+            stored.setdefault(name, step)
+    return stored
 
 
 def _global_names(function: cst.FunctionDef) -> frozenset[str]:

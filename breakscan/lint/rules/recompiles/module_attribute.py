@@ -42,10 +42,11 @@ class ModuleAttributeUpdated(Rule):
     after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at
     all. An attribute set without being read first (`self.step = 0`) does not recompile, and is
     not flagged.
-    A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module
-    (`"[x, lambda m: m.set_alpha(0.5), x]"`, read, never run) changes what it stores as well:
-    the first read of such an attribute in `forward` is flagged (a warning: one recompile for
-    each step that changes the value).
+    A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module or on
+    a submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`;
+    read, never run) changes what it stores as well: the first read of such an attribute in
+    compiled code is flagged, a string included (a warning: one recompile for each step that
+    changes the value).
 
     ## Example
     ```python
@@ -217,6 +218,33 @@ class ModuleAttributeUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"Blend()": "[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"}
         """, entry="Blend()", inputs="[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Pool(nn.Module):
+                def __init__(self, kind="avg"):
+                    super().__init__()
+                    self.kind = kind
+
+                def set_kind(self, kind):
+                    self.kind = kind
+
+                def forward(self, x):
+                    if self.kind == "avg":  # recompile
+                        return x.mean(-1)
+                    return x.amax(-1)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.pool = Pool()
+
+                def forward(self, x):
+                    return self.pool(x) * 2
+
+            BREAKSCAN_TARGETS = {"Net()": "[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"}
+        """, entry="Net()", inputs="[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"),
     )
     valid = (
         Example("""
@@ -319,7 +347,7 @@ class ModuleAttributeUpdated(Rule):
         attribute = self.saved.get(node.value)
         if attribute is not None and id(node) not in self.stores and attribute not in self.first_reads:
             kind = ctx.value(node)
-            if kind in _SPECIALISED:
+            if _guarded(attribute, kind, ctx):
                 self._first_read(attribute, node, kind, ctx)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
@@ -392,7 +420,7 @@ class ModuleAttributeUpdated(Rule):
             # Kinds joined over `__init__` and the setup methods that store it again later
             # (None, then an int `_init_step_index` sets): as built, until this function stores it.
             kind = ctx.built_kind(name) or kind
-        if kind in _SPECIALISED:
+        if _guarded(name, kind, ctx):
             self._first_read(name, node, kind, ctx)
 
     def _first_read(self, name: str, node: cst.BaseExpression, kind: v.Value, ctx) -> None:
@@ -452,20 +480,37 @@ class ModuleAttributeUpdated(Rule):
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL, v.NONE)
 
 
+def _guarded(attribute: str, kind: v.Value, ctx) -> bool:
+    """Whether TorchDynamo guards on the attribute's value: a number, bool or None; a string too,
+    where a step between the declared calls sets it (a string the compiled code stores is left)."""
+    return kind in _SPECIALISED or (kind == v.STR and attribute in _set_between_calls(ctx))
+
+
 def _set_between_calls(ctx) -> dict[str, str]:
-    """The attributes of the compiled module that the methods called by the steps between its
-    declared calls store, each with the step that calls the method."""
-    function = ctx.function
-    steps = ctx.module.declared_steps.get(function.class_name or "") if ctx.is_root else None
-    info = ctx.find_class(f"{ctx.module.name}.{function.class_name}") if steps else None
-    if info is None:
-        return {}
+    """The attributes of this method's object that the steps between the declared calls store, by
+    the methods they call on it (on the compiled object, or an object it holds), each with the step."""
+    own = f"{ctx.module.name}.{ctx.function.class_name}"
+    info = ctx.find_class(own) if ctx.function.class_name is not None else None
     stored: dict[str, str] = {}
-    for method_name, step in steps.items():
-        method = ctx.method_of(info, method_name)
-        for attribute in ctx.memoised(_assigned_attributes, method.node) if method is not None else ():
-            stored.setdefault(attribute, step)
+    for entry, steps in ctx.module.declared_steps.items() if info is not None else ():
+        for path, method_name, step in steps:
+            if own not in _classes_at(ctx, f"{ctx.module.name}.{entry}", path):
+                continue
+            method = ctx.method_of(info, method_name)
+            for attribute in ctx.memoised(_assigned_attributes, method.node) if method is not None else ():
+                stored.setdefault(attribute, step)
     return stored
+
+
+def _classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
+    """The classes (qualified, with their scanned bases) of the object reached from an instance of
+    `start` through the attributes of `path`, as `__init__` builds them."""
+    classes = {start}
+    for attribute in path:
+        classes = {built for name in classes if (info := ctx.find_class(name)) is not None
+                   for known in ctx.class_lineage(info) for built in known.attr_classes.get(attribute, ())}
+    return {f"{known.module.name}.{known.name}" for name in classes if (info := ctx.find_class(name)) is not None
+            for known in ctx.class_lineage(info)}
 
 
 def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
