@@ -409,18 +409,20 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
                     (path, called, ast.unparse(step)))
             elif path is None and (qualified := index.qualify(called)) is not None:
                 index.declared_step_functions.setdefault(qualified, ast.unparse(step))
-    # Each call's positional arguments (a dict passes keywords only; a step between calls is a lambda).
-    calls = [item.elts if isinstance(item, ast.Tuple) else [item] for item in items if not isinstance(item, ast.Dict)]
-    if function is None or key is None or not calls:
+    if function is None or key is None or not items:
         return
-    positions = range(min(map(len, calls)))
+    # Each call's arguments by position (`self` not counted): a tuple's, or a dict's by the names
+    # of the parameters (`dict(x=x, iters=4)`, `{"x": x}`); a step between calls is a lambda.
+    parameters = _parameter_names(index, function.removeprefix(f"{index.name}."), offset)
+    calls = [_call_arguments(item, parameters) for item in items]
+    every = sorted(set.intersection(*(set(call) for call in calls)))  # positions every call gives
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
         _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls])
-        for position in positions)
+        if position in every else None for position in range(max(every, default=-1) + 1))
     if len(calls) < 2:
         return
     source = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
-    for position in positions:
+    for position in every:
         signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
@@ -430,6 +432,30 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
                 VaryingCall(source, position + offset, None, None, sort, declared=True))
         elif sort == "shape":
             index.call_sites.varying_shapes.setdefault(key, (source, None))
+
+
+def _parameter_names(index: ModuleIndex, function: str, offset: int) -> list[str]:
+    """The positional parameters of a function or method defined in the module, `self` left out."""
+    owner, _, name = function.rpartition(".")
+    defined = index.classes[owner].methods.get(name) if owner in index.classes else index.functions.get(function)
+    if defined is None:
+        return []
+    params = defined.node.params
+    return [p.name.value for p in (*params.posonly_params, *params.params)][offset:]
+
+
+def _call_arguments(call: ast.expr, parameters: list[str]) -> dict[int, ast.expr]:
+    """A declared call's arguments by position: a tuple's items, a dict's values at the positions
+    of the parameters its keys name (`dict(x=x, iters=4)` too), or the one argument."""
+    if isinstance(call, ast.Tuple):
+        return dict(enumerate(call.elts))
+    if isinstance(call, ast.Dict):
+        named = [(k.value, v) for k, v in zip(call.keys, call.values) if isinstance(k, ast.Constant)]
+    elif isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "dict" and not call.args:
+        named = [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg is not None]
+    else:
+        return {0: call}
+    return {parameters.index(name): value for name, value in named if name in parameters}
 
 
 def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:

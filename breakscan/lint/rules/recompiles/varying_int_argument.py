@@ -17,7 +17,8 @@ class VaryingIntArgument(Rule):
     Flags the first use, in a compiled function, of a parameter that the scanned code passes the
     int of a `for i in range(...)` loop: `step(x, i)` where `step = torch.compile(fn, ...)` or `fn`
     is decorated with `@torch.compile(...)`; or one that the calls `BREAKSCAN_TARGETS` declares give
-    other ints (`"[(x, 4), (x, 6)]"`, read as written, never run). Reported where TorchDynamo
+    other ints (`"[(x, 4), (x, 6)]"`, or by keyword: `"[dict(x=x, iters=4), dict(x=x, iters=6)]"`;
+    read as written, never run). Reported where TorchDynamo
     guards the value.
 
     ## Why is this bad?
@@ -79,6 +80,20 @@ class VaryingIntArgument(Rule):
 
             BREAKSCAN_TARGETS = {"Sampler()": "[(torch.randn(4), 4), (torch.randn(4), 6)]"}
         """, entry="Sampler()", inputs="[(torch.randn(4), 4), (torch.randn(4), 6)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Refiner(nn.Module):
+                def forward(self, x, iters=4):
+                    outputs = []
+                    for _ in range(iters):  # recompile
+                        x = torch.tanh(x)
+                        outputs.append(x)
+                    return outputs
+
+            BREAKSCAN_TARGETS = {"Refiner()": "[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"}
+        """, entry="Refiner()", inputs="[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"),
     )
     valid = (
         Example("""
