@@ -75,7 +75,8 @@ IMPORTS = {
     **{name: f"import {name}" for name in (
         "random", "time", "math", "copy", "threading", "contextlib", "functools", "itertools", "inspect",
         "warnings", "logging", "os", "sys", "json", "re", "collections", "operator", "dataclasses",
-        "typing", "enum", "numbers", "string", "types", "weakref", "pickle", "io", "struct", "statistics")},
+        "typing", "enum", "numbers", "string", "types", "weakref", "pickle", "io", "struct", "statistics",
+        "bisect", "heapq", "hashlib", "uuid", "datetime", "secrets", "textwrap", "fractions", "decimal")},
 }
 
 
@@ -612,6 +613,14 @@ STDLIB_CALLS = [
     ("string.ascii_letters", "none"), ("types.SimpleNamespace(a=1)", "python"), ("weakref.ref(x)", "tensor"),
     ("pickle.dumps(3)", "python"), ("struct.pack('i', 1)", "python"), ("io.StringIO('a')", "python"),
     ("numbers.Number", "none"), ("isinstance(3, numbers.Number)", "python"),
+    ("bisect.bisect_right([1, 2, 3], 2)", "python"), ("bisect.bisect_left([1, 2, 3], 2)", "python"),
+    ("bisect.bisect([1, 2, 3], 2)", "python"), ("bisect.insort([1, 3], 2)", "python"),
+    ("heapq.nlargest(2, [3, 1, 2])", "python"), ("heapq.nsmallest(2, [3, 1, 2])", "python"),
+    ("heapq.heappush([1, 3], 2)", "python"), ("heapq.heappop([1, 2, 3])", "python"), ("heapq.heapify([3, 1, 2])", "python"),
+    ("statistics.mean([1, 2])", "python"), ("statistics.median([1, 2, 3])", "python"),
+    ("statistics.stdev([1.0, 2.0, 4.0])", "python"), ("textwrap.dedent(' a')", "python"),
+    ("fractions.Fraction(1, 3)", "python"), ("decimal.Decimal('1.5')", "python"),
+    ("datetime.timedelta(seconds=1)", "python"), ("string.Template('$a').substitute(a=1)", "python"),
     # Given a generator expression: a C function consumes it where TorchDynamo cannot follow
     # (`math.prod(x.shape[i] for i in dims)`); the builtins that step through one are traced.
     ("math.prod(v for v in [2, 3])", "generator"), ("math.prod(s for s in x.shape)", "generator"),

@@ -22,7 +22,8 @@ class TensorToString(Rule):
     `x.__repr__()`, `"%s" % x` / `"%.3f" % loss`, and f-string conversions `f"{x!r}"` /
     `f"{x!s}"`. `f"{x}"` and `"{:.3f}".format(x)` are flagged where the text is used as a string:
     `len()`, `str()`, `hash()`, `+`, a comparison or `in`, indexing, a dict key, a method
-    (`.upper()`), there or in a function it is passed to. Text from metadata (`str(x.shape)`,
+    (`.upper()`), joining several (`" | ".join(f"{k}={v:.4f}" for k, v in losses.items())`),
+    there or in a function it is passed to. Text from metadata (`str(x.shape)`,
     `f"{x.dtype}"`) is fine and not flagged, nor is text built only for an exception or an
     `assert` message, which is never formatted unless it fails.
 
@@ -48,6 +49,16 @@ class TensorToString(Rule):
     Or return the tensor and format it after the compiled call.
     """
     invalid = (
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def fn(pred, target):
+                losses = {"l1": F.l1_loss(pred, target), "mse": F.mse_loss(pred, target)}
+                summary = " | ".join(f"{k}={v:.4f}" for k, v in losses.items())  # break
+                return sum(losses.values()), summary
+        """, inputs="(torch.randn(4), torch.randn(4))"),
         Example("""
             import torch
             from torch import nn
@@ -160,6 +171,9 @@ class TensorToString(Rule):
             ctx.report(self, node)  # `len(f"{loss}")`
         elif isinstance(func, cst.Attribute) and _is_text(func.value, ctx):
             ctx.report(self, node)  # `f"{loss}".upper()`
+        elif (isinstance(func, cst.Attribute) and func.attr.value == "join" and len(node.args) == 1
+              and ctx.value(func.value) == v.STR and v.is_tensor_text(v.held(ctx.value(node.args[0].value)))):
+            ctx.report(self, node)  # `" | ".join(f"{k}={v:.4f}" for k, v in losses.items())`
 
     def on_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         if id(node) in self.on_failure:

@@ -39,7 +39,8 @@ class UntraceableStdlibCall(Rule):
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
     given literal arguments, e.g. `threading.local()` and `types.SimpleNamespace(...)` (GB0147),
     `np.random.randint/uniform/choice` (GB0033), `np.random.permutation` (GB0294), `object()` and
-    `bytes(n)` (GB0059). Calls other rules report (`time`, `random`, `copy`, `logging`,
+    `bytes(n)` (GB0059), `bisect.bisect_right` and `heapq.*` (C functions on the skip list:
+    GB0007), `statistics.mean` (GB0134). Calls other rules report (`time`, `random`, `copy`, `logging`,
     `warnings`, `print`, `open`, `exec`...) are left to them.
 
     ## Why is this bad?
