@@ -389,6 +389,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     float argument that differs from call to call is a varying number (BR002, BR007), and a tensor
     made by a torch factory with other sizes a varying shape (BR008)."""
     offset = 0
+    while isinstance(entry, ast.Call) and isinstance(entry.func, ast.Attribute) and isinstance(entry.func.value, ast.Call):
+        entry = entry.func.value  # `Model().eval()`, `Net().freeze(True)`: methods that hand the object back
     if isinstance(entry, ast.Call) and isinstance(entry.func, (ast.Name, ast.Attribute)):
         built = index.qualify(ast.unparse(entry.func))
         if built is None or built.removeprefix(f"{index.name}.") not in index.classes:

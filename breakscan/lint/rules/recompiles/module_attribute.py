@@ -3,6 +3,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.state import persistent_attribute
+from breakscan.lint.semantics.steps import step_methods
 from breakscan.lint.traverse import find_nodes, subtree_ids
 
 
@@ -489,28 +490,15 @@ def _guarded(attribute: str, kind: v.Value, ctx) -> bool:
 def _set_between_calls(ctx) -> dict[str, str]:
     """The attributes of this method's object that the steps between the declared calls store, by
     the methods they call on it (on the compiled object, or an object it holds), each with the step."""
+    if ctx.function.class_name is None:
+        return {}
     own = f"{ctx.module.name}.{ctx.function.class_name}"
-    info = ctx.find_class(own) if ctx.function.class_name is not None else None
     stored: dict[str, str] = {}
-    for entry, steps in ctx.module.declared_steps.items() if info is not None else ():
-        for path, method_name, step in steps:
-            if own not in _classes_at(ctx, f"{ctx.module.name}.{entry}", path):
-                continue
-            method = ctx.method_of(info, method_name)
-            for attribute in ctx.memoised(_assigned_attributes, method.node) if method is not None else ():
-                stored.setdefault(attribute, step)
+    for called in step_methods(ctx):
+        if own in called.reached:
+            for attribute in ctx.memoised(_assigned_attributes, called.method.node):
+                stored.setdefault(attribute, called.step)
     return stored
-
-
-def _classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
-    """The classes (qualified, with their scanned bases) of the object reached from an instance of
-    `start` through the attributes of `path`, as `__init__` builds them."""
-    classes = {start}
-    for attribute in path:
-        classes = {built for name in classes if (info := ctx.find_class(name)) is not None
-                   for known in ctx.class_lineage(info) for built in known.attr_classes.get(attribute, ())}
-    return {f"{known.module.name}.{known.name}" for name in classes if (info := ctx.find_class(name)) is not None
-            for known in ctx.class_lineage(info)}
 
 
 def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
