@@ -5,7 +5,7 @@ from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.reads import FirstReads
 
 # torch functions whose first argument is a sparse tensor (`torch.sparse.mm(adj, x)`).
-_SPARSE_OPERAND = frozenset({"torch.sparse.mm", "torch.spmm", "torch.sparse.sum", "torch.sparse.softmax",
+_SPARSE_OPERAND = frozenset({"torch.sparse.mm", "torch.sparse.sum", "torch.sparse.softmax",
                              "torch.sparse.log_softmax"})
 
 
@@ -23,7 +23,7 @@ class SparseTensor(Rule):
     `.to_sparse()` (and the `to_sparse_csr/csc/bsr/bsc` forms) or `torch.sparse_coo_tensor`
     (and the other sparse constructors), a buffer or attribute `__init__` sets to one, or one the
     calls `BREAKSCAN_TARGETS` declares pass. As a warning, a parameter of the compiled function
-    that it gives first to `torch.sparse.mm` (`torch.spmm`, `torch.sparse.sum`...), which takes
+    that it gives first to `torch.sparse.mm` (`torch.sparse.sum`, `torch.sparse.softmax`...), which takes
     sparse tensors: the analysis cannot tell whether the caller passes a sparse one.
 
     ## Why is this bad?
