@@ -115,6 +115,10 @@ class ModuleValue:
         return next((value for known, value in self.fields if known == name), None)
 
 
+# A `torch.Generator` the code builds: an object of that class, as an attribute set to one is.
+GENERATOR = ModuleValue(frozenset({"torch.Generator"}))
+
+
 @dataclass(frozen=True)
 class MethodValue:
     """Methods of an object, not called yet: `self.loss = self.mat_loss if m else self.pair_loss`,

@@ -848,6 +848,8 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(func, cst.Attribute):
             base = self.value(func.value)
             method = func.attr.value
+            if base == v.GENERATOR and method == "manual_seed":
+                return base  # `torch.Generator().manual_seed(s)` hands the generator back
             if base in (v.TENSOR, v.MAYBE_TENSOR):
                 probed = v.probed_kind(f"torch.Tensor.{method}", *self._argument_kinds(node))
                 if probed is not None:
@@ -888,6 +890,8 @@ class RegionWalker(cst.CSTVisitor):
             return v.ModuleValue(frozenset(built), fresh=True, fields=fields)
         qualified = self.qualname(func)
         if qualified:
+            if qualified == "torch.Generator":
+                return v.GENERATOR
             if qualified.startswith("torch."):
                 positional, keywords = self._argument_kinds(node)
                 probed = v.probed_kind(qualified, positional, keywords)

@@ -18,7 +18,7 @@ class TorchGeneratorArgument(Rule):
     Flags a torch call given a `torch.Generator` (`torch.randn(n, generator=g)`), and the
     generator's state methods (`g.manual_seed(s)`, `seed()`, `initial_seed()`, `get_state()`,
     `set_state()`), where `g` is built by `torch.Generator(...)` (seeded or not) in the call or
-    in an assignment of the function, kept in an attribute (`self.gen = torch.Generator()`),
+    in the function (a name, or an element of a list of them), kept in an attribute (`self.gen = torch.Generator()`),
     built at module level, or a parameter declared `torch.Generator` (a warning when declared
     optional: `generator: Optional[torch.Generator] = None` breaks when one is passed).
 
@@ -45,6 +45,17 @@ class TorchGeneratorArgument(Rule):
     ```
     """
     invalid = (
+        Example("""
+            import torch
+
+            def seeded_noise(shape, seeds):
+                generators = [torch.Generator().manual_seed(s) for s in seeds]  # break (another rule)
+                return torch.stack([torch.randn(shape, generator=g) for g in generators])  # break
+
+            @torch.compile
+            def fn(x):
+                return x + seeded_noise(x.shape[1:], [1, 2])
+        """, inputs="torch.randn(2, 4)"),
         Example("""
             import torch
 
