@@ -62,6 +62,7 @@ INPUTS = {
     "v": "torch.rand(4)",
     "c": "torch.randn(4, 4, dtype=torch.cfloat)",
     "s": "torch.tensor(1.5)",  # a 0-d tensor
+    "p": "torch.tensor(0.25)",  # a 0-d tensor where a probability or a small factor goes (`dropout_p=`, `eps=`)
     "i": "torch.tensor([0, 2])",  # an index tensor
     "w": "torch.rand(4, 4, requires_grad=True)",  # a leaf that requires grad
     "r": "torch.get_rng_state()",  # a generator state (a uint8 tensor)
@@ -382,6 +383,7 @@ TORCH_CALLS = [
     "torch.arange(4)", "torch.arange(x.shape[0])", "torch.arange(k[0, 0])", "torch.linspace(0, 1, 5)",
     "torch.logspace(0, 1, 5)", "torch.eye(3)", "torch.tensor([1.0, 2.0])", "torch.tensor(x.shape)",
     "torch.tensor(3)", "torch.tensor(s)", "torch.as_tensor([1, 2])", "torch.as_tensor(x)",
+    "torch.full((2,), p)", "torch.clamp(x, min=p)",
     "torch.from_numpy(np.ones(2))", "torch.matmul(x, y)", "torch.mm(x, y)", "torch.bmm(x[None], y[None])",
     "torch.einsum('ij,jk->ik', x, y)", "torch.softmax(x, dim=-1)", "torch.log_softmax(x, 1)", "torch.sigmoid(x)",
     "torch.tanh(x)", "torch.relu(x)", "torch.exp(x)", "torch.log(x)", "torch.sqrt(x)", "torch.rsqrt(x)",
@@ -477,6 +479,23 @@ FUNCTIONAL_CALLS = [
     "F.margin_ranking_loss(v, v, v.sign())", "F.ctc_loss(F.log_softmax(torch.rand(5, 1, 4), 2), torch.tensor([[1, 2]]), (5,), (2,))",
     "F.multi_margin_loss(x, k[:, 0])", "F.dropout2d(x[None], 0.1)", "F.alpha_dropout(x, 0.1)",
     "F.local_response_norm(x[None, None], 2)", "F.rms_norm(x, (4,))", "F.threshold(x, 0.5, 0.0)",
+    # a 0-d tensor where the op's schema takes a Python number (a learned temperature, a buffer)
+    "F.batch_norm(x, torch.zeros(4), torch.ones(4), training=True, momentum=p)",
+    "F.batch_norm(x, torch.zeros(4), torch.ones(4), eps=p)", "F.layer_norm(x, (4,), eps=p)",
+    "F.batch_norm(x, torch.zeros(4), torch.ones(4), None, None, True, p)",
+    "F.batch_norm(x, torch.zeros(4), torch.ones(4), None, None, False, 0.1, p)", "F.layer_norm(x, (4,), None, None, p)",
+    "F.group_norm(x[None], 2, None, None, p)", "F.elu(x, p)", "F.softplus(x, p)",
+    "F.group_norm(x[None], 2, eps=p)", "F.instance_norm(x[None], eps=p)", "F.rms_norm(x, (4,), eps=p)",
+    "F.dropout(x, p)", "F.dropout(x, p=p)", "F.alpha_dropout(x, p)", "F.dropout2d(x[None], p)",
+    "F.leaky_relu(x, p)", "F.leaky_relu(x, negative_slope=p)", "F.elu(x, alpha=p)", "F.celu(x, alpha=p)",
+    "F.softplus(x, beta=p)", "F.hardtanh(x, min_val=p)", "F.threshold(x, p, 0.0)", "F.celu(x)",
+    "F.smooth_l1_loss(x, y, beta=p)", "F.huber_loss(x, y, delta=p)", "F.cross_entropy(x, k[:, 0], label_smoothing=p)",
+    "F.cosine_similarity(x, y, eps=p)", "F.normalize(x, eps=p)", "F.pairwise_distance(x, y, eps=p)",
+    "F.scaled_dot_product_attention(x[None], y[None], y[None], scale=p)",
+    "F.scaled_dot_product_attention(x[None], y[None], y[None], dropout_p=p)",
+    "F.gumbel_softmax(x, tau=p)", "F.triplet_margin_loss(x, y, x, margin=p)",
+    "F.margin_ranking_loss(v, v, v.sign(), margin=p)", "F.pad(x, (1, 1), value=p)",
+    "F.local_response_norm(x[None, None], 2, alpha=p)", "F.softmax(x / p, dim=-1)",
 ]
 # torch.* names the introspection leaves alone: they change global state or read/write files.
 TORCH_NAME_SKIPS = ("set_", "use_", "save", "load", "compile", "manual_seed", "seed", "from_file",

@@ -218,11 +218,41 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
             return probes[0], next(a for a, kind in zip(arguments, kinds) if not v.is_plain(kind))
         return None
     for entry in probes:
-        if given != "any" and _probe_arguments(entry) != given:
+        slots = _number_slots(entry)
+        if slots is not None:  # it broke on a 0-d tensor put where a number goes: is one put there here?
+            if not _tensor_at(node, slots, ctx):
+                continue
+        elif given != "any" and _probe_arguments(entry) != given:
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
             return entry, None
     return None
+
+
+# The catalogue's input that is a 0-d tensor put where the op takes a Python number (`F.dropout(x, p)`).
+_NUMBER_INPUT = "p"
+
+
+@functools.cache  # asked for every call of every probed function
+def _number_slots(entry: catalogue.Entry) -> tuple[frozenset[int], frozenset[str]] | None:
+    """Where a probe gave the call a 0-d tensor for a number: the positions and keywords of `p`
+    (`F.dropout(x, p)`, `F.layer_norm(x, (4,), eps=p)`); None for a probe that gave none."""
+    expression = ast.parse(entry.call, mode="eval").body
+    if not isinstance(expression, ast.Call):
+        return None
+    positions = frozenset(i for i, a in enumerate(expression.args) if isinstance(a, ast.Name) and a.id == _NUMBER_INPUT)
+    keywords = frozenset(k.arg for k in expression.keywords
+                         if k.arg and isinstance(k.value, ast.Name) and k.value.id == _NUMBER_INPUT)
+    return (positions, keywords) if positions or keywords else None
+
+
+def _tensor_at(node: cst.Call, slots: tuple[frozenset[int], frozenset[str]], ctx) -> bool:
+    """Whether the call is given a tensor (not a root's parameter only taken for one) at one of those places."""
+    positions, keywords = slots
+    positional = [a.value for a in node.args if a.keyword is None]
+    given = [positional[i] for i in positions if i < len(positional)]
+    given += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
+    return any(ctx.value(a) == v.TENSOR and not v.is_assumed_tensor(ctx.value(a)) for a in given)
 
 
 # "Attempted to call / inline function marked as skipped": the call breaks before its arguments matter.
@@ -255,6 +285,8 @@ def _own_break(entry: catalogue.Entry) -> bool:
         expression = ast.parse(entry.call, mode="eval").body
     except SyntaxError:
         return False
+    if _number_slots(entry) is not None:  # the 0-d tensor given for a number is what breaks (`x[None]` reads nothing)
+        return not set(entry.gb_ids) <= _INPUT_DEPENDENT
     return (isinstance(expression, ast.Call) and not any(isinstance(n, ast.Subscript) for n in ast.walk(expression))
             and not set(entry.gb_ids) <= _INPUT_DEPENDENT)
 

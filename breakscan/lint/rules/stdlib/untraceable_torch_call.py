@@ -20,6 +20,9 @@ class UntraceableTorchCall(Rule):
     queries (`x.storage_offset()`, `x.is_pinned()`), global RNG state (`torch.manual_seed`,
     `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
     and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
+    A call the catalogue saw break only because a 0-d tensor was given where the op takes a
+    Python number (`F.dropout(x, p)`, `eps=`, `momentum=`, `scaled_dot_product_attention(...,
+    scale=)`) is flagged only where a tensor is given there.
     Calls other rules own (`.item()`, `nonzero`, `unique`, `one_hot`, building modules...) are
     left to them; a call is not flagged under a setting the catalogue saw capture
     it, nor where the probe broke only because of the input it was given (an in-place view change
@@ -108,8 +111,37 @@ class UntraceableTorchCall(Rule):
                 torch.manual_seed(0)  # break
                 return y + torch.rand(8)
         """),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Attention(nn.Module):
+                def __init__(self, temperature=2.0):
+                    super().__init__()
+                    self.register_buffer("temperature", torch.tensor(temperature))
+
+                def forward(self, q, k, v):
+                    # a 0-d tensor: the op takes a Python float there
+                    out = F.scaled_dot_product_attention(q, k, v, scale=1 / self.temperature)  # break
+                    return out * 2
+        """, entry="Attention()", inputs="(torch.randn(1, 4, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8))"),
     )
     valid = (
+        Example("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self, p=0.1, eps=1e-5):
+                    super().__init__()
+                    self.p, self.eps = p, eps
+
+                def forward(self, x):
+                    x = F.layer_norm(x, x.shape[-1:], eps=self.eps)
+                    return F.dropout(x, self.p, training=self.training)  # Python floats
+        """, entry="Block()", inputs="torch.randn(2, 8)"),
         Example("""
             import torch
 
