@@ -1184,7 +1184,13 @@ class _SelfAttributeCollector:
             return
         self._record_classes(attr, value)
         for source in _alternatives(value):
-            if isinstance(source, cst.Attribute) and _is_self(source.value):
+            table = source
+            while isinstance(table, cst.Subscript):
+                table = table.value
+            if table is not source and isinstance(table, cst.Name) and table.value in self.index.callable_tables:
+                # `self.attn_fn = BACKENDS[name]`: any function of the module-level table, qualified
+                self.info.attr_functions.setdefault(attr, set()).update(self.index.callable_tables[table.value])
+            elif isinstance(source, cst.Attribute) and _is_self(source.value):
                 self.info.attr_methods.setdefault(attr, set()).add(source.attr.value)
             elif (dotted := dotted_name(source)) and dotted.split(".")[0] not in self.parameters and (
                     literal_kind(source) is None):

@@ -769,8 +769,9 @@ class RegionWalker(cst.CSTVisitor):
         return v.MAYBE_TENSOR if "optional" in kinds else v.TENSOR
 
     def _attribute_functions(self, info: ClassInfo, attr: str) -> frozenset[str]:
-        """The scanned functions `info` stores in `self.attr`, by qualified name."""
-        qualified = (info.module.qualify(name) for name in info.attr_functions.get(attr, ()))
+        """The scanned functions `info` stores in `self.attr`, by qualified name (as written, or
+        already qualified: the functions of a module-level table)."""
+        qualified = (info.module.qualify(name) or name for name in info.attr_functions.get(attr, ()))
         return frozenset(name for name in qualified if name is not None and self.project.find_function(name))
 
     def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:

@@ -19,7 +19,9 @@ class DisabledCall(Rule):
     module-level wrappers `f = torch.compiler.disable(g)`, calls to submodules whose `forward`
     is disabled, objects built from classes whose `__init__` is disabled, `with Manager(...):`
     where the class's `__enter__` or `__exit__` is disabled, inline
-    `torch.compiler.disable(g)(x)`, and nested functions decorated inside the compiled code.
+    `torch.compiler.disable(g)(x)`, and nested functions decorated inside the compiled code. A
+    call of a value that may be one of several functions (`self.act = ACTIVATIONS[kind]`, a
+    module-level table) of which some are disabled is a warning.
 
     ## Why is this bad?
     A disabled function is a deliberate hole in the graph: TorchDynamo ends the graph at the
@@ -45,6 +47,28 @@ class DisabledCall(Rule):
     `torch.library.custom_op` so they become one node in the graph instead of a break.
     """
     invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            def fused(x):
+                return torch.relu(x)
+
+            @torch.compiler.disable
+            def reference(x):
+                return x.clamp(min=0)
+
+            ACTIVATIONS = {"fused": fused, "reference": reference}
+
+            class Block(nn.Module):
+                def __init__(self, kind="reference"):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 8)
+                    self.act = ACTIVATIONS[kind]  # one of a table of functions
+
+                def forward(self, x):
+                    return self.act(self.lin(x)) * 2  # break
+        """, entry="Block()", inputs="torch.randn(2, 8)"),
         Example("""
             import torch
 
@@ -168,5 +192,13 @@ class DisabledCall(Rule):
             ctx.report(self, node)  # torch.compiler.disable(g)(x)
         elif isinstance(func, cst.Name) and func.value in self._nested_disabled(ctx):
             ctx.report(self, node)
+        elif len(callees := ctx.callees(node)) > 1 and any(c.disabled for c in callees):
+            disabled = [c.qualname for c in callees if c.disabled]
+            if len(disabled) == len(callees):
+                ctx.report(self, node)
+            else:  # `self.attn_fn`, one of a table of functions
+                ctx.report(self, node, f"`{ctx.code(node.func)}` may be {', '.join(sorted(c.qualname for c in callees))}; "
+                                       f"{', '.join(disabled)} is excluded from compilation (torch.compiler.disable): "
+                                       "the graph breaks here whenever it is that one", severity="warning")
         elif ctx.calls_disabled(node):
             ctx.report(self, node)
