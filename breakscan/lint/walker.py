@@ -1459,6 +1459,7 @@ class RegionWalker(cst.CSTVisitor):
 
     def _visit_for(self, node: cst.For) -> bool:
         self.walk(node.iter)
+        self._implicit_call(node.iter, ("__iter__",), [])  # `for layer in self.layers:` on a scanned container class
 
         def iteration() -> None:
             self._bind_for(node.target, node.iter)
@@ -1523,6 +1524,7 @@ class RegionWalker(cst.CSTVisitor):
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             self.walk(comp.iter)
+            self._implicit_call(comp.iter, ("__iter__",), [])
             self._bind_for(comp.target, comp.iter)
             for condition in comp.ifs:
                 self.walk(condition)
