@@ -222,7 +222,7 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
         if slots is not None:  # it broke on a 0-d tensor put where a number goes: is one put there here?
             if not _tensor_at(node, slots, ctx):
                 continue
-        elif given != "any" and _probe_arguments(entry) != given:
+        elif given != "any" and _probe_arguments(entry) != given and not set(entry.gb_ids) <= _WHATEVER_GIVEN:
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
             return entry, None
@@ -257,6 +257,9 @@ def _tensor_at(node: cst.Call, slots: tuple[frozenset[int], frozenset[str]], ctx
 
 # "Attempted to call / inline function marked as skipped": the call breaks before its arguments matter.
 _SKIPPED = frozenset({"GB0007", "GB0008"})
+# Breaks that are the call's whatever it is given: a skipped function, an opaque object built
+# (`torch.Generator(device="cpu")` as `torch.Generator()`).
+_WHATEVER_GIVEN = _SKIPPED | {"GB0363"}
 
 
 def _object_method(owner: v.Value, name: str) -> str | None:

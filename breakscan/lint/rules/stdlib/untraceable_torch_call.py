@@ -113,6 +113,14 @@ class UntraceableTorchCall(Rule):
         """),
         Example("""
             import torch
+
+            @torch.compile
+            def fn(x):
+                generator = torch.Generator(device="cpu")  # break
+                return x * 2, generator.device
+        """),
+        Example("""
+            import torch
             import torch.nn.functional as F
             from torch import nn
 
