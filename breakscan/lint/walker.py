@@ -1450,6 +1450,9 @@ class RegionWalker(cst.CSTVisitor):
             value = self.value(other)
             # Not an object: joined with None, an object stays an object (`join`).
             is_none = True if value == v.NONE else False if isinstance(value, v.Container) else None
+            if is_none is None and self.called and other.value in self._parameter_positions and any(
+                    v.identical(value, number) for number in (v.INT, v.FLOAT, v.BOOL, v.STR, v.SHAPE)):
+                is_none = False  # a helper's parameter every call site gives a number it computed: never None
             return None if is_none is None else is_none == isinstance(operator, cst.Is)
         if isinstance(operator, (cst.Equal, cst.NotEqual)):
             kinds = {self.value(left), self.value(right)}

@@ -141,6 +141,20 @@ class TensorItem(Rule):
     valid = (
         Example("""
             import torch
+            from typing import Optional
+
+            def padding_mask(lengths, max_length: Optional[int] = None):
+                if max_length is None:
+                    max_length = int(lengths.max().item())  # not traced: every call passes a size
+                return torch.arange(max_length) >= lengths[:, None]
+
+            @torch.compile
+            def fn(x, lengths):
+                mask = padding_mask(lengths, max_length=x.shape[1])
+                return x.masked_fill(mask[..., None], 0.0)
+        """, inputs="(torch.randn(2, 5, 3), torch.tensor([5, 3]))"),
+        Example("""
+            import torch
 
             torch._dynamo.config.capture_scalar_outputs = True
 
