@@ -74,6 +74,21 @@ class GlobalNumberUpdated(Rule):
         Example("""
             import torch
 
+            TEMPERATURE = 4.0
+
+            def set_temperature(t):
+                global TEMPERATURE
+                TEMPERATURE = t
+
+            def soften(logits):
+                t = TEMPERATURE  # read where `t` is first used
+                return (logits / t).softmax(-1)  # recompile
+
+            BREAKSCAN_TARGETS = {"soften": "[torch.ones(4), lambda f: set_temperature(2.0), torch.ones(4)]"}
+        """, entry="soften", inputs="[torch.ones(4), lambda f: set_temperature(2.0), torch.ones(4)]"),
+        Example("""
+            import torch
+
             CALLS = 0
 
             @torch.compile
@@ -123,6 +138,8 @@ class GlobalNumberUpdated(Rule):
         self.first_reads: dict[str, cst.Name] = {}
         self.stores: set[int] = set()
         self.reported: set[str] = set()
+        self.copies: dict[str, str] = {}  # local -> the module-level name it was set from
+        self.copied: set[int] = set()  # the reads of those assignments, which read nothing yet
 
     def _declared(self, ctx) -> dict[str, v.Value]:
         """The function's `global` names that hold a module-level number."""
@@ -134,14 +151,21 @@ class GlobalNumberUpdated(Rule):
         self.stores.update(id(item.name) for item in node.names)  # `global CALLS` reads nothing
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if id(node) not in self.stores and node.value in self._declared(ctx):
+        if id(node) in self.stores:
+            return
+        if node.value in self._declared(ctx):
             self.first_reads.setdefault(node.value, node)
-        elif node.value not in self.reported and node.value in (between := _set_between_calls(ctx)) and (
-                ctx.local_value(node.value) is None and ctx.value(node) in _SPECIALISED):
-            self.reported.add(node.value)
-            ctx.report(self, node, f"`{between[node.value]}`, a step BREAKSCAN_TARGETS declares between calls, "
-                                   f"sets this module-level {ctx.value(node).name}: TorchDynamo guards on its value "
-                                   "here, so the call after the step recompiles", severity="warning")
+            return
+        if id(node) in self.copied or (node.value not in self.copies and ctx.local_value(node.value) is not None):
+            return  # the copy's read, or a local of that name
+        name = self.copies.get(node.value, node.value)
+        if name not in self.reported and name in (between := _set_between_calls(ctx)) and (
+                ctx.module.number_globals.get(name) in _SPECIALISED):
+            self.reported.add(name)
+            ctx.report(self, node, f"`{between[name]}`, a step BREAKSCAN_TARGETS declares between calls, "
+                                   f"sets the module-level {ctx.module.number_globals[name].name} `{name}`: "
+                                   "TorchDynamo guards on its value here, so the call after the step recompiles",
+                       severity="warning")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         target = node.target
@@ -151,6 +175,14 @@ class GlobalNumberUpdated(Rule):
             self._written(target.value, ctx, from_itself=True)
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
+        value, targets = node.value, [t.target for t in node.targets]
+        if isinstance(value, cst.Name) and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
+                ctx.local_value(value.value) is None and value.value in _set_between_calls(ctx)):
+            # `t = TEMPERATURE`: TorchDynamo reads the global lazily, where the local is first used
+            self.copies[targets[0].value] = value.value
+            self.copied.add(id(value))
+            self.stores.add(id(targets[0]))
+            return
         declared = self._declared(ctx)
         names = [t.target for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in declared]
         if not names:
