@@ -404,9 +404,16 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         return
     written = value.elts if isinstance(value, ast.List) else [value]
     items = [item for item in written if not isinstance(item, ast.Lambda)]
+    evaluating = False  # a module starts in training mode
     for step in (step for step in written if isinstance(step, ast.Lambda)) if len(items) > 1 else ():
         for path, called in _step_calls(step):
-            if path is not None and offset:
+            if path == () and offset and called in ("eval", "train"):
+                # `lambda m: m.eval()` between calls: the module runs in both modes (BR003)
+                off = called == "eval" or _step_turns_off(step)
+                if off != evaluating:
+                    index.call_sites.mode_flips.setdefault(key, ast.unparse(step))
+                evaluating = off
+            elif path is not None and offset:
                 index.declared_steps.setdefault(key.removeprefix(f"{index.name}."), []).append(
                     (path, called, ast.unparse(step)))
             elif path is None and (qualified := index.qualify(called)) is not None:
@@ -458,6 +465,12 @@ def _call_arguments(call: ast.expr, parameters: list[str]) -> dict[int, ast.expr
     else:
         return {0: call}
     return {parameters.index(name): value for name, value in named if name in parameters}
+
+
+def _step_turns_off(step: ast.Lambda) -> bool:
+    """`lambda m: m.train(False)`."""
+    return isinstance(step.body, ast.Call) and bool(step.body.args) and (
+        isinstance(step.body.args[0], ast.Constant) and step.body.args[0].value is False)
 
 
 def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:

@@ -781,7 +781,9 @@ class Project:
             # union admits.
             ambiguous = (declared == v.MAYBE_TENSOR and passed != v.UNKNOWN) or (
                 declared == v.OTHER and v.is_plain(passed) and passed != v.OTHER)
-            if declared is not None and not isinstance(passed, v.ModuleValue) and not ambiguous:
+            # What the callers pass may refine what is declared (a sparse tensor, the training mode).
+            refined = passed == declared and not v.is_assumed_tensor(passed) and not v.on_some_paths(passed)
+            if declared is not None and not isinstance(passed, v.ModuleValue) and not ambiguous and not refined:
                 passed = declared
             merged[name] = passed
         spread = any(site.spreads for site in sites)  # what a `*spread` at a call site holds is not known

@@ -77,6 +77,9 @@ TENSOR_TEXT = Kind("tensor-text", family="str")
 # (`reduction="mean"`, then "sum"): TorchDynamo guards on a string's value where it is first used,
 # so each new one recompiles.
 VARYING_STR = Kind("varying-str", family="str")
+# A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
+# where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
+MODE = Kind("training-mode", family="bool")
 NONE = Kind("none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
@@ -263,6 +266,10 @@ def is_tensor_text(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == TENSOR_TEXT.name
 
 
+def is_mode(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == MODE.name
+
+
 def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
 
@@ -345,7 +352,9 @@ def join(a: Value, b: Value) -> Value:
         if not isinstance(a, Kind) or not isinstance(b, Kind) or a.name == b.name:
             return a
         if a == STR:
-            return STR  # tensor text on one path only: not known to be it
+            return STR  # tensor text (or a varying string) on one path only: not known to be it
+        if a == BOOL:
+            return BOOL  # the training mode on one path only
         if a == MAYBE_TENSOR:
             return MAYBE_TENSOR
         return TENSORS if a == TENSORS else TENSOR

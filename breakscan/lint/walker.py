@@ -739,7 +739,7 @@ class RegionWalker(cst.CSTVisitor):
                     name.startswith("torch.nn.") for name in base.classes):
                 return v.MAYBE_TENSOR  # torch's layers: None when built without it (`bias=False`)
             if attr == "training":
-                return v.BOOL
+                return v.MODE
             prop = self._property(node)
             if prop is not None:
                 self.result.summaries_read.add((prop.key, "returns"))

@@ -31,6 +31,10 @@ class FirstReads:
         self.read.add(node.value)
         return True
 
+    def passed_on(self, node: cst.BaseExpression) -> bool:
+        """Whether the expression is an argument of a call of a function the walk inlines."""
+        return id(node) in self.not_reads
+
     def was_read(self, name: str) -> bool:
         return name in self.read
 

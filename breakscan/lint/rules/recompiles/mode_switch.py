@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.reads import FirstReads
 
 # torch.nn classes whose forward reads `self.training` (or builds one that does): where TorchDynamo
 # guards the mode of a compiled module. Checked against the installed torch's sources by the tests.
@@ -32,8 +33,10 @@ class ModeSwitch(Rule):
     training mode a module starts in), the first place whose result depends on the mode: a read
     of `self.training`, or a call of a submodule whose forward reads it (`Dropout`, `BatchNorm`,
     `InstanceNorm`, `RNN`/`LSTM`/`GRU`, `MultiheadAttention`, the `Transformer` layers...).
-    Submodules of the compiled module's own classes are followed. Reported where TorchDynamo
-    guards the mode.
+    Submodules of the compiled module's own classes are followed, and so is the mode passed on to
+    a helper (`drop_path(x, self.drop_prob, self.training)`): it is read where the helper first
+    uses it. A step `BREAKSCAN_TARGETS` declares between calls (`lambda m: m.eval()`) switches
+    the mode too. Reported where TorchDynamo guards the mode.
 
     ## Why is this bad?
     TorchDynamo 2.13 guards `self.training == True` (or `self._modules['drop'].training`) where
@@ -60,6 +63,26 @@ class ModeSwitch(Rule):
     the uncompiled `model` when evaluation is rare, so that only the training graph is compiled.
     """
     invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            def drop_path(x, drop_prob: float = 0.0, training: bool = False):
+                if drop_prob == 0.0 or not training:  # recompile
+                    return x
+                keep = x.new_empty(x.shape[0], 1).bernoulli_(1 - drop_prob)
+                return x * keep / (1 - drop_prob)
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mlp = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    return x + drop_path(self.mlp(x), 0.1, self.training)
+
+            BREAKSCAN_TARGETS = {"Block()": "[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"}
+        """, entry="Block()", inputs="[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"),
         Example("""
             import torch
             from torch import nn
@@ -152,12 +175,26 @@ class ModeSwitch(Rule):
 
     def __init__(self) -> None:
         self.reported = False  # one finding per function: the first guard on the mode is the one that fails
+        self.reads = FirstReads()
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
-        if node.attr.value == "training" and ctx.value(node.value) == v.SELF:
+        self.reads.on_attribute(node)
+        # Passed on to a function it inlines (`drop_path(x, p, self.training)`), the mode is read there.
+        if node.attr.value == "training" and ctx.value(node.value) == v.SELF and not self.reads.passed_on(node):
             self._report(node, ctx, "`self.training` is read")
 
+    def on_Name(self, node: cst.Name, ctx) -> None:
+        if ctx.is_called and self.reads.first_read(node, ctx) and v.is_mode(ctx.value(node)) and not self.reported:
+            switch = next((s for root, s in ctx.call_sites.mode_flips.items() if root not in ctx.call_sites.state_switches), None)
+            if switch is not None:
+                self.reported = True
+                ctx.report(self, node, f"`{node.value}`, a module's training mode, is first used here, in code a "
+                                       f"compiled module the scanned code switches between training and evaluation "
+                                       f"(`{switch}`) runs: TorchDynamo guards on the mode, so the first call in the "
+                                       "other mode compiles it again (once; later switches reuse both)")
+
     def on_Call(self, node: cst.Call, ctx) -> None:
+        self.reads.on_call(node, ctx)
         func = node.func
         if not (isinstance(func, cst.Attribute) and ctx.value(func.value) == v.SELF):
             return
