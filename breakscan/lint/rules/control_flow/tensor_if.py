@@ -37,38 +37,6 @@ class TensorIf(Rule):
     invalid = (
         Example("""
             import torch
-            from torch import nn
-
-            class SkippingList(nn.ModuleList):
-                def __iter__(self):  # the loops over it run this
-                    draws = torch.rand(len(self))
-                    for i, layer in enumerate(super().__iter__()):
-                        if draws[i] > 0.1:  # break
-                            yield layer
-
-            class Encoder(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.layers = SkippingList([nn.Linear(8, 8), nn.Linear(8, 8)])
-
-                def forward(self, x):
-                    for layer in self.layers:
-                        x = x + layer(x)
-                    return x
-        """, entry="Encoder()", inputs="torch.randn(2, 8)"),
-        Example("""
-            import torch
-            from torch import nn
-
-            class WarmupNorm(nn.BatchNorm1d):
-                def forward(self, x):
-                    # a buffer BatchNorm1d registers: a tensor
-                    if self.num_batches_tracked < 10:  # break
-                        x = x * 0.5
-                    return super().forward(x)
-        """, entry="WarmupNorm(8)", inputs="torch.randn(4, 8)"),
-        Example("""
-            import torch
             import torch.nn.functional as F
             from torch import nn
 
@@ -331,6 +299,38 @@ class TensorIf(Rule):
                     return x / 2
                 return x
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class SkippingList(nn.ModuleList):
+                def __iter__(self):  # the loops over it run this
+                    draws = torch.rand(len(self))
+                    for i, layer in enumerate(super().__iter__()):
+                        if draws[i] > 0.1:  # break
+                            yield layer
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = SkippingList([nn.Linear(8, 8), nn.Linear(8, 8)])
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = x + layer(x)
+                    return x
+        """, entry="Encoder()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class WarmupNorm(nn.BatchNorm1d):
+                def forward(self, x):
+                    # a buffer BatchNorm1d registers: a tensor
+                    if self.num_batches_tracked < 10:  # break
+                        x = x * 0.5
+                    return super().forward(x)
+        """, entry="WarmupNorm(8)", inputs="torch.randn(4, 8)"),
     )
     valid = (
         Example("""

@@ -19,7 +19,8 @@ class DisabledCall(Rule):
     module-level wrappers `f = torch.compiler.disable(g)`, calls to submodules whose `forward`
     is disabled, objects built from classes whose `__init__` is disabled, `with Manager(...):`
     where the class's `__enter__` or `__exit__` is disabled, inline
-    `torch.compiler.disable(g)(x)`, and nested functions decorated inside the compiled code. A
+    `torch.compiler.disable(g)(x)`, loops over an object whose class's `__iter__` is disabled,
+    and nested functions decorated inside the compiled code. A
     call of a value that may be one of several functions (`self.act = ACTIVATIONS[kind]`, a
     module-level table) of which some are disabled is a warning.
 
@@ -143,6 +144,25 @@ class DisabledCall(Rule):
                 total = summarize(x)  # break
                 return x * total
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Blocks(nn.ModuleList):
+                @torch.compiler.disable
+                def __iter__(self):
+                    return super().__iter__()
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = Blocks([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+                def forward(self, x):
+                    for block in self.blocks:  # break
+                        x = block(x)
+                    return x
+        """, entry="Net()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
@@ -185,6 +205,14 @@ class DisabledCall(Rule):
         for item in node.items:
             if isinstance(item.item, cst.Call) and ctx.runs_disabled(item.item, ("__enter__", "__exit__")):
                 ctx.report(self, item.item)  # `with Timer():` whose `__exit__` is disabled
+
+    def on_For(self, node: cst.For, ctx) -> None:
+        if ctx.runs_disabled(node.iter, ("__iter__",)):
+            ctx.report(self, node.iter)  # `for layer in self.layers:` whose `__iter__` is disabled
+
+    def on_CompFor(self, node: cst.CompFor, ctx) -> None:
+        if ctx.runs_disabled(node.iter, ("__iter__",)):
+            ctx.report(self, node.iter)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
