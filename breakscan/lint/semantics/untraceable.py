@@ -212,6 +212,8 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
               if entry.category in _PROBED_TORCH_CATEGORIES and entry.status == "ok" and _own_break(entry)
               and (entry.config == catalogue.DEFAULT or _setting_holds(entry.config, ctx))]
     if given is None:
+        # Those that broke on a 0-d tensor given for a number say nothing about other arguments.
+        probes = [entry for entry in probes if _number_slots(entry) is None]
         if probes and all(entry.breaks and entry.gb_ids for entry in probes) and not _captured_under(qualified, ctx):
             if all(set(entry.gb_ids) <= _SKIPPED for entry in probes):
                 return probes[0], None  # a function or class TorchDynamo skips: whatever it is given
