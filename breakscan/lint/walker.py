@@ -723,7 +723,10 @@ class RegionWalker(cst.CSTVisitor):
                     if declared is not None:
                         return declared
                 if attr in info.attr_kinds:
-                    return info.attr_kinds[attr]
+                    kind = info.attr_kinds[attr]
+                    # None until a method stores something (`self.best = scores.max(-1).values`)
+                    stored = self._stored_by_methods(classes, attr) if kind == v.NONE else None
+                    return v.join(kind, stored) if stored is not None else kind
             for info in classes:
                 if attr in info.annotated:  # `loss: Optional[Tensor] = None` in the class body
                     declared = self.project.declared_value(info.annotated[attr], info.module)
@@ -756,6 +759,19 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+
+    def _stored_by_methods(self, classes: list[ClassInfo], attr: str) -> v.Value | None:
+        """What the object's walked methods leave in `self.attr` on every way out, joined; None
+        when none of them stores it."""
+        stored = []
+        for info in classes:
+            for method in info.methods.values():
+                for walked in (method, self.project.bound(method, info)):
+                    self.result.summaries_read.add((walked.key, "stores"))
+                    value = self.project.stored_attributes(walked).get(attr)
+                    if value is not None:
+                        stored.append(value)
+        return functools.reduce(v.join, stored) if stored else None
 
     @staticmethod
     def _registered_by_torch(base: v.Value, classes: list[ClassInfo], attr: str) -> v.Value | None:

@@ -10,33 +10,37 @@ from breakscan.lint.traverse import find_nodes
 
 class FirstReads:
     """Per walk of a function: which names it has read so far. A rule calls `on_call` and
-    `on_attribute` from its handlers of those nodes, and asks `first_read` from its `on_Name`."""
+    `on_attribute` from its handlers of those nodes, and asks `first_read` from its `on_Name` about
+    the names it follows (asking about every name costs time for nothing)."""
 
     def __init__(self) -> None:
         self.read: set[str] = set()
-        self.not_reads: set[int] = set()  # arguments passed on to an inlined function; names after a dot
+        self.after_dot: set[int] = set()  # the names after a dot, which are no reads
+        self.argument_of: dict[int, cst.Call] = {}  # an argument -> its call (resolved when it matters)
 
-    def on_call(self, node: cst.Call, ctx) -> None:
-        if ctx.callee(node) is not None:
-            self.not_reads.update(id(argument.value) for argument in node.args)
+    def on_call(self, node: cst.Call) -> None:
+        for argument in node.args:
+            self.argument_of[id(argument.value)] = node
 
     def on_attribute(self, node: cst.Attribute) -> None:
-        self.not_reads.add(id(node.attr))
+        self.after_dot.add(id(node.attr))
 
     def first_read(self, node: cst.Name, ctx) -> bool:
         """Whether this is the function's first read of the name (passing it on, or binding it, is none)."""
-        if id(node) in self.not_reads or node.value in self.read or id(node) in ctx.memoised(
+        if id(node) in self.after_dot or node.value in self.read or self.passed_on(node, ctx) or id(node) in ctx.memoised(
                 _bound_names, ctx.function.node):
             return False
         self.read.add(node.value)
         return True
 
-    def passed_on(self, node: cst.BaseExpression) -> bool:
+    def passed_on(self, node: cst.BaseExpression, ctx) -> bool:
         """Whether the expression is an argument of a call of a function the walk inlines."""
-        return id(node) in self.not_reads
+        call = self.argument_of.get(id(node))
+        return call is not None and ctx.callee(call) is not None
 
-    def was_read(self, name: str) -> bool:
-        return name in self.read
+    def after_dot_name(self, node: cst.Name) -> bool:
+        """`attr` in `obj.attr`: a name that reads no variable."""
+        return id(node) in self.after_dot
 
 
 def _bound_names(function: cst.FunctionDef) -> frozenset[int]:

@@ -140,6 +140,12 @@ class GlobalNumberUpdated(Rule):
         self.reported: set[str] = set()
         self.copies: dict[str, str] = {}  # local -> the module-level name it was set from
         self.copied: set[int] = set()  # the reads of those assignments, which read nothing yet
+        self.between: dict[str, str] | None = None  # the globals the declared steps set (asked once)
+
+    def _between_calls(self, ctx) -> dict[str, str]:
+        if self.between is None:
+            self.between = _set_between_calls(ctx)
+        return self.between
 
     def _declared(self, ctx) -> dict[str, v.Value]:
         """The function's `global` names that hold a module-level number."""
@@ -159,7 +165,7 @@ class GlobalNumberUpdated(Rule):
         if id(node) in self.copied or (node.value not in self.copies and ctx.local_value(node.value) is not None):
             return  # the copy's read, or a local of that name
         name = self.copies.get(node.value, node.value)
-        if name not in self.reported and name in (between := _set_between_calls(ctx)) and (
+        if name not in self.reported and name in (between := self._between_calls(ctx)) and (
                 ctx.module.number_globals.get(name) in _SPECIALISED):
             self.reported.add(name)
             ctx.report(self, node, f"`{between[name]}`, a step BREAKSCAN_TARGETS declares between calls, "
@@ -177,7 +183,7 @@ class GlobalNumberUpdated(Rule):
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         value, targets = node.value, [t.target for t in node.targets]
         if isinstance(value, cst.Name) and len(targets) == 1 and isinstance(targets[0], cst.Name) and (
-                ctx.local_value(value.value) is None and value.value in _set_between_calls(ctx)):
+                ctx.local_value(value.value) is None and value.value in self._between_calls(ctx)):
             # `t = TEMPERATURE`: TorchDynamo reads the global lazily, where the local is first used
             self.copies[targets[0].value] = value.value
             self.copied.add(id(value))

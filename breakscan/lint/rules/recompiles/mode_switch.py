@@ -180,11 +180,12 @@ class ModeSwitch(Rule):
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
         # Passed on to a function it inlines (`drop_path(x, p, self.training)`), the mode is read there.
-        if node.attr.value == "training" and ctx.value(node.value) == v.SELF and not self.reads.passed_on(node):
+        if node.attr.value == "training" and ctx.value(node.value) == v.SELF and not self.reads.passed_on(node, ctx):
             self._report(node, ctx, "`self.training` is read")
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if ctx.is_called and self.reads.first_read(node, ctx) and v.is_mode(ctx.value(node)) and not self.reported:
+        if ctx.is_called and v.is_mode(ctx.local_value(node.value)) and self.reads.first_read(node, ctx) and (
+                not self.reported):
             switch = next((s for root, s in ctx.call_sites.mode_flips.items() if root not in ctx.call_sites.state_switches), None)
             if switch is not None:
                 self.reported = True
@@ -194,7 +195,7 @@ class ModeSwitch(Rule):
                                        "other mode compiles it again (once; later switches reuse both)")
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        self.reads.on_call(node, ctx)
+        self.reads.on_call(node)
         func = node.func
         if not (isinstance(func, cst.Attribute) and ctx.value(func.value) == v.SELF):
             return

@@ -84,13 +84,13 @@ class VaryingStrArgument(Rule):
         self.reads = FirstReads()
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        self.reads.on_call(node, ctx)  # inlined: the helper reads the string, and guards it there
+        self.reads.on_call(node)  # inlined: the helper reads the string, and guards it there
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if not self.reads.first_read(node, ctx) or not v.is_varying_str(ctx.value(node)):
+        if not v.is_varying_str(ctx.local_value(node.value)) or not self.reads.first_read(node, ctx):
             return
         ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different strings: "
                                "TorchDynamo guards on its value here, so every new string recompiles the function "

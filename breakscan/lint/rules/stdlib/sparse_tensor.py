@@ -109,12 +109,13 @@ class SparseTensor(Rule):
     def __init__(self) -> None:
         self.reads = FirstReads()
         self.attributes: set[str] = set()
+        self.used: set[str] = set()  # the names read so far that hold no sparse tensor
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        self.reads.on_call(node, ctx)
+        self.reads.on_call(node)
         first = node.args[0].value if node.args and not node.args[0].star else None
         if (isinstance(first, cst.Name) and ctx.is_root and ctx.is_passed_in(first)
-                and not self.reads.was_read(first.value) and not v.is_sparse(ctx.value(first))
+                and first.value not in self.used and not v.is_sparse(ctx.value(first))
                 and ctx.qualname(node.func) in _SPARSE_OPERAND):
             ctx.report(self, first, f"`{first.value}` is given to `{ctx.code(node.func)}`, which takes a sparse "
                                     "tensor: if the caller passes one, TorchDynamo cannot wrap it, and the graph "
@@ -127,5 +128,8 @@ class SparseTensor(Rule):
             ctx.report(self, node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if self.reads.first_read(node, ctx) and v.is_sparse(ctx.value(node)):
-            ctx.report(self, node)
+        if v.is_sparse(ctx.local_value(node.value)):  # a local or a parameter: no global is one
+            if self.reads.first_read(node, ctx):
+                ctx.report(self, node)
+        elif not self.reads.after_dot_name(node):
+            self.used.add(node.value)  # for the guess above: a parameter used before its sparse call
