@@ -761,11 +761,13 @@ class RegionWalker(cst.CSTVisitor):
         return v.OTHER
 
     def _stored_by_methods(self, classes: list[ClassInfo], attr: str) -> v.Value | None:
-        """What the object's walked methods leave in `self.attr` on every way out, joined; None
-        when none of them stores it."""
+        """What the object's other walked methods leave in `self.attr` on every way out, joined;
+        None when none of them stores it. This function's own stores are followed in its walk."""
         stored = []
         for info in classes:
             for method in info.methods.values():
+                if method.node is self.function.node:
+                    continue
                 for walked in (method, self.project.bound(method, info)):
                     self.result.summaries_read.add((walked.key, "stores"))
                     value = self.project.stored_attributes(walked).get(attr)
