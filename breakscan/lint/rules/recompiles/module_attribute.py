@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.state import persistent_attribute
+from breakscan.lint.semantics.state import held_attribute, persistent_attribute
 from breakscan.lint.semantics.steps import step_methods
 from breakscan.lint.traverse import find_nodes, subtree_ids
 
@@ -21,7 +21,9 @@ class ModuleAttributeUpdated(Rule):
     ## What it does
     Flags the first read, in compiled code, of a number, bool or None attribute of an `nn.Module`
     (set to an int, float, bool or None in `__init__`) that the same function updates afterwards
-    (or a step between the calls `BREAKSCAN_TARGETS` declares):
+    (or a step between the calls `BREAKSCAN_TARGETS` declares), and of a plain object the module
+    keeps in an attribute (`self.cache.seen`, read directly or through a method that returns it,
+    updated by a method of the object: `self.cache.update(n)`):
     `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`,
     `if self.cache is None: self.cache = ...`. Reported where TorchDynamo installs its guard: the
     read, or, for a copy in a local (`count = self.count`), where the local is first used.
@@ -246,6 +248,32 @@ class ModuleAttributeUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"Net()": "[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"}
         """, entry="Net()", inputs="[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class TokenCount:  # a plain object the module keeps from call to call
+                def __init__(self):
+                    self.seen = 0
+
+                def get_seq_length(self):
+                    return self.seen
+
+                def update(self, n):
+                    self.seen += n
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.pos = nn.Embedding(16, 4)
+                    self.cache = TokenCount()
+
+                def forward(self, x):
+                    past = self.cache.get_seq_length()
+                    positions = torch.arange(past, past + x.shape[0])  # recompile
+                    self.cache.update(x.shape[0])
+                    return x + self.pos(positions)
+        """, entry="Decoder()", inputs="[torch.ones(1, 4), torch.ones(1, 4), torch.ones(1, 4)]"),
     )
     valid = (
         Example("""
@@ -352,14 +380,17 @@ class ModuleAttributeUpdated(Rule):
                 self._first_read(attribute, node, kind, ctx)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        """`self._init_step_index(t)`: what a method of the module sets, it sets here."""
+        """`self._init_step_index(t)`: what a method of the module sets, it sets here; so does
+        `self.cache.update(n)`, a method of an object the module holds, on that object."""
         func = node.func
-        if not (isinstance(func, cst.Attribute) and persistent_attribute(func, ctx)):
+        prefix = _receiver(func, ctx) if isinstance(func, cst.Attribute) else None
+        if prefix is None:
             return
         callee = ctx.callee(node)
         if callee is None or callee.class_name is None:
             return
-        for attribute, store in ctx.memoised(_assigned_attributes, callee.node).items():
+        for stored_name, store in ctx.memoised(_assigned_attributes, callee.node).items():
+            attribute = prefix + stored_name
             if attribute not in self.first_reads:
                 self.set_by_calls.add(attribute)  # what later reads find is not known here
             # What the method stores is not known here: an update of itself (`+= 1`), or a value
@@ -382,7 +413,7 @@ class ModuleAttributeUpdated(Rule):
                 self.saved.pop(target.target.value, None)
         copied = False
         for local, value in _pairs(node):
-            attribute = persistent_attribute(value, ctx)
+            attribute = _attribute_read(value, ctx) or _returned_attribute(value, ctx)
             if attribute is not None and attribute not in self.first_reads:
                 self.saved[local.value] = attribute
                 self.copies.add(id(value))
@@ -413,7 +444,7 @@ class ModuleAttributeUpdated(Rule):
             self._written(name, target.target, ctx, from_itself=name in read_here, value=node.value)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
-        name = persistent_attribute(node, ctx)
+        name = _attribute_read(node, ctx)
         if name is None or name in self.first_reads or name in self.set_by_calls:
             return
         kind = ctx.value(node)
@@ -451,29 +482,30 @@ class ModuleAttributeUpdated(Rule):
             # None`: as the call found it.
             return
         self.reported.add(name)
+        owner = "the module" if "." not in name else f"an object the module holds (`self.{name}`)"
         if kind == v.NONE:
-            ctx.report(self, read, "an attribute of the module that is None until the compiled code sets it is "
+            ctx.report(self, read, f"an attribute of {owner} that is None until the compiled code sets it is "
                                    "read here and set later: TorchDynamo guards that it is None, so the next call, "
                                    "which finds it set, recompiles once", severity="warning")
         elif not from_itself and kind in (v.INT, v.FLOAT):
             # `self.cached_len = seq_len`: the guard fails only when the value stored differs
             # from the one read; for a length the same from call to call, once.
-            ctx.report(self, read, f"a {kind.name} attribute of the module is read here and set later in compiled "
+            ctx.report(self, read, f"a {kind.name} attribute of {owner} is read here and set later in compiled "
                                    "code: TorchDynamo guards on its value, so a call recompiles whenever the value "
                                    "stored differs from the one read (once, for a value the same from call to "
                                    "call)", severity="warning")
         elif kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
-            ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled "
+            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled "
                                    "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
                                    "makes it dynamic", severity="warning")
         elif kind == v.INT:
-            ctx.report(self, read, "an int attribute of the module is read here and updated later in compiled code: "
+            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
                                    "TorchDynamo specialises module int attributes, so every call recompiles (until "
                                    f"the recompile limit, {ctx.dynamo.number('recompile_limit')}, then the function "
                                    "runs eagerly)")
         else:
             what = "a float (made dynamic after its first recompile)" if kind == v.FLOAT else "a bool (two values)"
-            ctx.report(self, read, f"a {kind.name} attribute of the module is read here and updated later in "
+            ctx.report(self, read, f"a {kind.name} attribute of {owner} is read here and updated later in "
                                    f"compiled code: TorchDynamo guards on its value, so the next call recompiles "
                                    f"once; it is {what}", severity="warning")
 
@@ -485,6 +517,39 @@ def _guarded(attribute: str, kind: v.Value, ctx) -> bool:
     """Whether TorchDynamo guards on the attribute's value: a number, bool or None; a string too,
     where a step between the declared calls sets it (a string the compiled code stores is left)."""
     return kind in _SPECIALISED or (kind == v.STR and attribute in _set_between_calls(ctx))
+
+
+def _attribute_read(node: cst.BaseExpression, ctx) -> str | None:
+    """The attribute a read is of: the module's own (`step`) or one of an object it holds (`cache.seen`)."""
+    return persistent_attribute(node, ctx) or held_attribute(node, ctx)
+
+
+def _receiver(func: cst.Attribute, ctx) -> str | None:
+    """The prefix of what a method called on the module ("") or on an object it holds
+    (`self.cache.update`: "cache.") stores; None for another receiver."""
+    if persistent_attribute(func, ctx) is not None:
+        return ""
+    held = held_attribute(func, ctx)
+    return held.rpartition(".")[0] + "." if held is not None else None
+
+
+def _returned_attribute(value: cst.BaseExpression, ctx) -> str | None:
+    """`self.cache.get_seq_length()` where the method is `return self._seen_tokens`: a read of that
+    attribute, which TorchDynamo makes where the result is first used."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return None
+    prefix = _receiver(value.func, ctx)
+    callee = ctx.callee(value) if prefix is not None else None
+    body = callee.node.body if callee is not None and callee.class_name is not None else None
+    lines = [line for line in body.body if not (isinstance(line, cst.SimpleStatementLine) and isinstance(
+        line.body[0], cst.Expr) and isinstance(line.body[0].value, cst.BaseString))] if isinstance(body, cst.IndentedBlock) else []
+    if len(lines) != 1 or not isinstance(lines[0], cst.SimpleStatementLine) or len(lines[0].body) != 1:
+        return None
+    returned = lines[0].body[0]
+    if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Attribute) and isinstance(
+            returned.value.value, cst.Name) and returned.value.value.value == "self":
+        return f"{prefix}{returned.value.attr.value}"
+    return None
 
 
 def _set_between_calls(ctx) -> dict[str, str]:
