@@ -41,6 +41,8 @@ from breakscan.lint.values import (
     STR,
     TENSOR,
     UNKNOWN,
+    VARYING_FLOAT,
+    VARYING_INT,
     VARYING_STR,
     Container,
     Kind,
@@ -245,7 +247,6 @@ class VaryingCall:
     keyword: str | None
     dynamic: str | None  # the `dynamic=` given to torch.compile, as written ("False"); None: not given
     number: str = "int"  # "int" or "float": what the argument holds
-    declared: bool = False  # in the calls BREAKSCAN_TARGETS declares, not in a loop of the code
 
 
 @dataclass
@@ -435,11 +436,7 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
-        sort = signatures[0][0]
-        if sort in ("int", "float"):
-            index.varying_calls.setdefault(function, []).append(
-                VaryingCall(source, position + offset, None, None, sort, declared=True))
-        elif sort == "shape":
+        if signatures[0][0] == "shape":  # varying numbers are kinds of their own (`_joined_kinds`)
             index.call_sites.varying_shapes.setdefault(key, (source, None))
 
 
@@ -533,8 +530,8 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
     if len(known) == 1:
         kind = known.pop()
         texts = {argument.value for argument in arguments if isinstance(argument, ast.Constant)}
-        if kind == STR and len(texts) > 1:
-            return VARYING_STR
+        if len(texts) > 1 and kind in (STR, INT, FLOAT):
+            return VARYING_STR if kind == STR else VARYING_INT if kind == INT else VARYING_FLOAT
         return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
     return MAYBE_TENSOR if known == {TENSOR, NONE} else None
 

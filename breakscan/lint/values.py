@@ -77,6 +77,10 @@ TENSOR_TEXT = Kind("tensor-text", family="str")
 # (`reduction="mean"`, then "sum"): TorchDynamo guards on a string's value where it is first used,
 # so each new one recompiles.
 VARYING_STR = Kind("varying-str", family="str")
+# The same for a root's int or float parameter the declared calls give different numbers
+# (BR002, BR007): guarded where the code first uses it, in a helper it is passed to too.
+VARYING_INT = Kind("varying-int", family="int")
+VARYING_FLOAT = Kind("varying-float", family="float")
 # A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
 # where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
 MODE = Kind("training-mode", family="bool")
@@ -274,6 +278,13 @@ def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
 
 
+def varying_number(value: Value) -> str | None:
+    """"int" or "float" for a number the declared calls vary, else None."""
+    if isinstance(value, Kind) and value.name in (VARYING_INT.name, VARYING_FLOAT.name):
+        return value.family
+    return None
+
+
 def is_sparse(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == SPARSE.name
 
@@ -353,8 +364,9 @@ def join(a: Value, b: Value) -> Value:
             return a
         if a == STR:
             return STR  # tensor text (or a varying string) on one path only: not known to be it
-        if a == BOOL:
-            return BOOL  # the training mode on one path only
+        for plain in (BOOL, INT, FLOAT):
+            if a == plain:
+                return plain  # the training mode, a varying number, on one path only
         if a == MAYBE_TENSOR:
             return MAYBE_TENSOR
         return TENSORS if a == TENSORS else TENSOR

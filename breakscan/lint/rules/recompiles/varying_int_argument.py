@@ -1,6 +1,8 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.reads import FirstReads
 
 
 class VaryingIntArgument(Rule):
@@ -19,7 +21,7 @@ class VaryingIntArgument(Rule):
     is decorated with `@torch.compile(...)`; or one that the calls `BREAKSCAN_TARGETS` declares give
     other ints (`"[(x, 4), (x, 6)]"`, or by keyword: `"[dict(x=x, iters=4), dict(x=x, iters=6)]"`;
     read as written, never run). Reported where TorchDynamo
-    guards the value.
+    guards the value: its first use, in a helper the number is passed to as well.
 
     ## Why is this bad?
     TorchDynamo 2.13 specialises Python ints: the first call guards `i == 0`, and the next value
@@ -94,6 +96,20 @@ class VaryingIntArgument(Rule):
 
             BREAKSCAN_TARGETS = {"Refiner()": "[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"}
         """, entry="Refiner()", inputs="[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"),
+        Example("""
+            import torch
+
+            def top_k_filter(logits, k):
+                if k <= 0:  # recompile
+                    return logits
+                cutoff = torch.topk(logits, k, dim=-1).values[..., -1, None]
+                return logits.masked_fill(logits < cutoff, float("-inf"))
+
+            def sample(logits, top_k=50):
+                return top_k_filter(logits, top_k).softmax(-1)  # passed on: read in the helper
+
+            BREAKSCAN_TARGETS = {"sample": "[dict(logits=torch.randn(2, 9), top_k=3), dict(logits=torch.randn(2, 9), top_k=5)]"}
+        """, entry="sample", inputs="[dict(logits=torch.randn(2, 9), top_k=3), dict(logits=torch.randn(2, 9), top_k=5)]"),
     )
     valid = (
         Example("""
@@ -127,10 +143,23 @@ class VaryingIntArgument(Rule):
 
     def __init__(self) -> None:
         self.done: set[str] = set()
+        self.reads = FirstReads()
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        self.reads.on_call(node)
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        self.reads.on_attribute(node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         function = ctx.function
         if node.value in self.done:
+            return
+        if v.varying_number(ctx.local_value(node.value)) == self.number:
+            # given other numbers by the declared calls: guarded where first used, in a helper too
+            if self.reads.first_read(node, ctx):
+                self.done.add(node.value)
+                self.report_declared(node, ctx)
             return
         calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
         params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
@@ -139,13 +168,10 @@ class VaryingIntArgument(Rule):
         if not varying or varying[0].dynamic == "True":
             return
         self.done.add(node.value)
-        if varying[0].declared:
-            self.report_declared(node, varying[0], ctx)
-        else:
-            self.report_varying(node, varying[0], ctx)
+        self.report_varying(node, varying[0], ctx)
 
-    def report_declared(self, node: cst.Name, call, ctx) -> None:
-        what = f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different {self.number}s (`{call.call}`)"
+    def report_declared(self, node: cst.Name, ctx) -> None:
+        what = f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different {self.number}s"
         if not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so every new value recompiles "
                                    f"this function, until the recompile limit ({ctx.dynamo.number('recompile_limit')})")
