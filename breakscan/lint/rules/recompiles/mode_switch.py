@@ -36,7 +36,8 @@ class ModeSwitch(Rule):
     Submodules of the compiled module's own classes are followed, and so is the mode passed on to
     a helper (`drop_path(x, self.drop_prob, self.training)`): it is read where the helper first
     uses it. A step `BREAKSCAN_TARGETS` declares between calls (`lambda m: m.eval()`) switches
-    the mode too. Reported where TorchDynamo guards the mode.
+    the mode too, and so does calling a module reached through a container (`for block in
+    self.blocks: block(x)`). Reported where TorchDynamo guards the mode.
 
     ## Why is this bad?
     TorchDynamo 2.13 guards `self.training == True` (or `self._modules['drop'].training`) where
@@ -83,6 +84,22 @@ class ModeSwitch(Rule):
 
             BREAKSCAN_TARGETS = {"Block()": "[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"}
         """, entry="Block()", inputs="[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1)) for _ in range(2))
+
+                def forward(self, x):
+                    for block in self.blocks:
+                        x = x + block(x)  # recompile
+                    return x
+
+            BREAKSCAN_TARGETS = {"Stack()": "[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"}
+        """, entry="Stack()", inputs="[torch.randn(2, 8), lambda m: m.eval(), torch.randn(2, 8)]"),
         Example("""
             import torch
             from torch import nn
@@ -197,14 +214,16 @@ class ModeSwitch(Rule):
     def on_Call(self, node: cst.Call, ctx) -> None:
         self.reads.on_call(node)
         func = node.func
-        if not (isinstance(func, cst.Attribute) and ctx.value(func.value) == v.SELF):
-            return
-        module = ctx.value(func)
-        if isinstance(module, v.ModuleValue):
-            dependent = sorted(c.rsplit(".", 1)[-1] for c in module.classes
-                               if c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in TRAINING_DEPENDENT_MODULES)
+        if isinstance(func, cst.Attribute) and ctx.value(func.value) == v.SELF:
+            dependent = _mode_dependent(ctx.value(func))
             if dependent:
                 self._report(node, ctx, f"`self.{func.attr.value}` ({dependent[0]}) reads `self.training`")
+        elif isinstance(func, cst.Name) and ctx.local_value(func.value) is not None:
+            # `for blk in self.blocks: blk(x)`: a module reached through a container
+            dependent = _mode_dependent(ctx.value(func))
+            if dependent:
+                self._report(node, ctx, f"`{func.value}` ({dependent[0]}, held in a container of the module) reads "
+                                        "`self.training`")
 
     def _report(self, node: cst.CSTNode, ctx, what: str) -> None:
         if self.reported or ctx.function.class_name is None:
@@ -216,6 +235,14 @@ class ModeSwitch(Rule):
         ctx.report(self, node, f"{what} in a compiled module the scanned code switches between training and "
                                f"evaluation (`{switch}`): TorchDynamo guards on the mode, so the first call in the "
                                "other mode compiles it again (once; later switches reuse both)")
+
+
+def _mode_dependent(module: v.Value) -> list[str]:
+    """The torch.nn classes a module value may be (or hold) whose forward reads the mode."""
+    if not isinstance(module, v.ModuleValue):
+        return []
+    return sorted(c.rsplit(".", 1)[-1] for c in module.classes
+                  if c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in TRAINING_DEPENDENT_MODULES)
 
 
 def _switched_root(ctx) -> str | None:
