@@ -278,6 +278,9 @@ class ModuleIndex:
     # what every call BREAKSCAN_TARGETS declares passes there, when it is written out (a number,
     # a string, None, a tensor a torch function makes); None where the calls do not say
     declared_arguments: dict[str, tuple[Kind | None, ...]] = field(default_factory=dict)
+    # The declared calls, as written, when each makes its tensors at random (`"[torch.randn(4, 16),
+    # torch.randn(4, 16)]"`): their data differs from call to call (BR013); "" otherwise.
+    varying_data: str = ""
     # class name here ("FadeIn") -> the methods the steps between its declared calls call on the
     # object or on an object it holds (`lambda m: m.pool.set_type("max")`): the attribute path
     # (`("pool",)`), the method, and the step as written
@@ -419,6 +422,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
                     (path, called, ast.unparse(step)))
             elif path is None and (qualified := index.qualify(called)) is not None:
                 index.declared_step_functions.setdefault(qualified, ast.unparse(step))
+    if len(items) > 1 and all(_makes_random_tensor(item, index) for item in items):
+        index.varying_data = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
     if function is None or key is None or not items:
         return
     # Each call's arguments by position (`self` not counted): a tuple's, or a dict's by the names
@@ -438,6 +443,16 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
             continue
         if signatures[0][0] == "shape":  # varying numbers are kinds of their own (`_joined_kinds`)
             index.call_sites.varying_shapes.setdefault(key, (source, None))
+
+
+_RANDOM_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "randint_like", "normal", "bernoulli"))
+
+
+def _makes_random_tensor(call: ast.expr, index: ModuleIndex) -> bool:
+    """Whether a declared call's arguments make a tensor at random (each call its own)."""
+    return any(isinstance(node, ast.Call) and index.qualify(ast.unparse(node.func)) in _RANDOM_FACTORIES
+               for node in ast.walk(call))
 
 
 def _parameter_names(index: ModuleIndex, function: str, offset: int) -> list[str]:

@@ -514,11 +514,12 @@ class Project:
         walk it is taken to return a tensor (its callers are walked again if it does not)."""
         returns = function.node.returns
         declared = self.annotation_kind(returns.annotation, function.module) if returns is not None else None
+        known = self._returns.get(function.key)
         if declared is not None:  # `-> int` is the author's word, even where a dead tail says otherwise
-            return declared
+            # ... but for what the data decides, which no annotation says (`-> Tuple[Tensor, Tensor]`)
+            return known if known is not None and known == declared and v.data_held(known) else declared
         if function.disabled:
             return v.UNKNOWN
-        known = self._returns.get(function.key)
         return known if known is not None else v.TENSOR
 
     def stored_attributes(self, method: FunctionInfo) -> dict[str, v.Value]:

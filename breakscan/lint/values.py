@@ -84,6 +84,15 @@ VARYING_FLOAT = Kind("varying-float", family="float")
 # A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
 # where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
 MODE = Kind("training-mode", family="bool")
+# Values TorchDynamo cannot know before the data is there, made where the graph breaks (when the
+# settings do not capture them): a Python number read out of a tensor (`.item()`, `float(t)`, the
+# elements of `.tolist()`), and a tensor whose size the data decides (`nonzero`, `unique`...), and
+# what is computed from either. The code after the break is given them by the eager run, so they
+# differ from call to call as the data does: that code guards a number where it first uses it,
+# and a tensor's size where it resumes (BR013).
+DATA_INT = Kind("data-int", family="int")
+DATA_FLOAT = Kind("data-float", family="float")
+DATA_SIZED = Kind("data-sized", family="tensor")
 NONE = Kind("none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
@@ -283,6 +292,36 @@ def varying_number(value: Value) -> str | None:
     if isinstance(value, Kind) and value.name in (VARYING_INT.name, VARYING_FLOAT.name):
         return value.family
     return None
+
+
+def data_held(value: Value) -> str | None:
+    """"size" for a tensor whose size the data decides, "number" for a number read from data (see
+    DATA_SIZED), in the value or in a container it is; else None."""
+    if isinstance(value, Container):
+        parts = [*(value.items or ()), *(part for _, part in value.keys or ()),
+                 *([value.elements] if value.elements is not None else [])]
+        found = {data_held(part) for part in parts} - {None}
+        return "size" if "size" in found else found.pop() if found else None
+    if isinstance(value, Kind):
+        if value.name == DATA_SIZED.name:
+            return "size"
+        if value.name in (DATA_INT.name, DATA_FLOAT.name):
+            return "number"
+    return None
+
+
+def as_data(value: Value) -> Value:
+    """A plain tensor, tensors, int or float, as one the data decides (what else it is, kept)."""
+    if isinstance(value, Kind) and not isinstance(value, Container):
+        if value.name == TENSOR.name:
+            return DATA_SIZED
+        if value.name == TENSORS.name:
+            return container(sort="tuple", elements=DATA_SIZED)
+        if value.name == INT.name:
+            return DATA_INT
+        if value.name == FLOAT.name:
+            return DATA_FLOAT
+    return value
 
 
 def is_sparse(value: Value) -> bool:

@@ -475,6 +475,7 @@ class RegionWalker(cst.CSTVisitor):
         self.loop_depth = 0
         self.try_depth = 0
         self._yielded: v.Value | None = None  # what the function's `yield`s give, if it has any
+        self._holds_data = False  # whether a value the data decides (values.DATA_SIZED) has been seen
         self._silent = False  # in a pass that only brings a loop's values to a fixed point
         # The branches around the node being visited, innermost last. Branches a compile-time guard
         # settles are not conditional.
@@ -548,8 +549,95 @@ class RegionWalker(cst.CSTVisitor):
             found = self._compute_value(node)
             if found in (v.TENSOR, v.TENSORS) and not v.on_some_paths(found) and self._derived_on_some_paths(node):
                 found = v.on_some_paths_only(found)
+            found = self._data_refined(node, found)
             self._memo[key] = found
         return found
+
+    def _data_refined(self, node: cst.BaseExpression, found: v.Value) -> v.Value:
+        """`found`, as a value the data decides (values.DATA_SIZED) where the node reads one out of
+        a tensor at a break, or computes from one."""
+        made = self._made_from_data(node, found) if isinstance(node, (cst.Call, cst.Subscript)) else None
+        if made is not None:
+            self._holds_data = True
+            return made
+        if not self._holds_data:
+            self._holds_data = v.data_held(found) is not None  # a parameter, or what a callee returned
+            return found
+        if not (isinstance(found, v.Kind) and not isinstance(found, v.Container) and found.name in _PLAIN_NAMES):
+            return found  # a refinement is kept
+        held = {v.data_held(self.value(operand)) for operand in _operands(node)}
+        if "size" in held and found in (v.TENSOR, v.TENSORS) and not self._reduces_fully(node):
+            return v.as_data(found)
+        if "number" in held:
+            if found in (v.INT, v.FLOAT):
+                return v.as_data(found)
+            if isinstance(node, cst.Call):
+                name = _called_name(node)
+                if name in _SIZED_BY_NUMBERS and found in (v.TENSOR, v.TENSORS):
+                    return v.as_data(found)  # `torch.split(x, lengths.tolist())`, `x.new_zeros(n)`
+                if name in _NUMBER_BUILTINS and self.qualname(node.func) == f"builtins.{name}":
+                    return v.DATA_INT if found == v.INT else v.DATA_FLOAT  # `max(amax, 1e-8)`
+        return found
+
+    def _reads_only_state(self, node: cst.Call | cst.Subscript) -> bool:
+        """Whether what the node reads is the object's own (`self.gate`), a global or a literal:
+        nothing the call's inputs decide."""
+        for operand in _operands(node):
+            dotted = dotted_name(operand)
+            head = dotted.split(".", 1)[0] if dotted is not None else None
+            if v.literal_kind(operand) is None and (head is None or (
+                    head in self.bindings and self.bindings[head] != v.SELF)):
+                return False
+        return True
+
+    def _reduces_fully(self, node: cst.BaseExpression) -> bool:
+        """`idx.sum()`, `torch.mean(x)`: a reduction given no dimension leaves a 0-d tensor."""
+        if not isinstance(node, cst.Call) or _called_name(node) not in _FULL_REDUCTIONS:
+            return False
+        function = (self.qualname(node.func) or "").startswith("torch.")
+        return len(node.args) == (1 if function else 0)
+
+    def _made_from_data(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
+        """A number read out of a tensor, or a tensor sized by its data, where the graph breaks:
+        `.item()`, `float(t)`, `.tolist()`; `nonzero`, `unique`, `torch.where(c)`, `x[mask]`."""
+        if self._reads_only_state(node):
+            return None  # `self.scale.item()`: what the module holds is the same on every call
+        if isinstance(node, cst.Subscript):
+            if (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and found == v.TENSOR
+                    and v.is_mask(self.value(node.slice[0].slice.value))
+                    and not self.dynamo.enabled("capture_dynamic_output_shape_ops")):
+                return v.DATA_SIZED
+            return None
+        func = node.func
+        qualified = self.qualname(func)
+        method = qualified is None and isinstance(func, cst.Attribute)
+        if method:
+            receiver = self.value(func.value)  # type: ignore[attr-defined]
+            if not (receiver == v.TENSOR and receiver.name in (v.TENSOR.name, v.MASK.name, v.DATA_SIZED.name)):
+                return None
+            name = func.attr.value  # type: ignore[attr-defined]
+        else:
+            if qualified in ("builtins.float", "builtins.int") and len(node.args) == 1:
+                given = self.value(node.args[0].value)
+                if given == v.TENSOR and given.name in (v.TENSOR.name, v.DATA_SIZED.name) and not (
+                        self.dynamo.enabled("capture_scalar_outputs")):
+                    return v.DATA_INT if qualified == "builtins.int" else v.DATA_FLOAT
+                return None
+            if qualified is None or not qualified.startswith("torch.") or qualified.count(".") != 1:
+                return None
+            name = qualified[6:]
+            if name == "where" and (len(node.args) != 1 or node.args[0].keyword is not None):
+                return None  # `torch.where(c, a, b)` is elementwise
+        if name in ("item", "tolist") and method:
+            if self.dynamo.enabled("capture_scalar_outputs"):
+                return None
+            return v.container(sort="list", elements=v.DATA_INT) if name == "tolist" else (
+                v.DATA_INT if found == v.INT else v.DATA_FLOAT)
+        if name in _DATA_SIZED_OPERATIONS and not self.dynamo.enabled("capture_dynamic_output_shape_ops"):
+            if isinstance(found, v.Container) and found.items is not None:
+                return v.container(items=tuple(map(v.as_data, found.items)), sort=found.sort)
+            return v.as_data(found)
+        return None
 
     def _derived_on_some_paths(self, node: cst.BaseExpression) -> bool:
         """Whether a tensor computed from its operands (`i % j`, `d[0]`, `s.sum()`) is one only
@@ -1149,8 +1237,10 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(value, v.Container) and value.elements is not None and value.sort != "dict":
             return value.elements
         if value in (v.TENSOR, v.TENSORS):
-            if v.is_assumed_tensor(value):
-                return value  # `zip(sizes, scale)`: each element as the sequence was assumed
+            if v.is_assumed_tensor(value) or v.data_held(value) == "size":
+                # `zip(sizes, scale)`: each element as the sequence was assumed; `a, b =
+                # torch.unique_consecutive(...)`: each result sized by the data
+                return value
             return v.SOME_PATHS_TENSOR if v.on_some_paths(value) else v.TENSOR
         if value == v.SHAPE:
             return v.INT  # `b, c = x.size()`, `for n in x.shape`
@@ -2154,6 +2244,51 @@ def _local_parameter_kind(parameter: cst.Param, expand: Expand) -> v.Value:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# Operations whose result's size the data decides: TorchDynamo breaks on them unless
+# `capture_dynamic_output_shape_ops` is set (probed: GB0036).
+_DATA_SIZED_OPERATIONS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "where"})
+# Operations given sizes as numbers (`x.new_zeros(n)`, `torch.split(x, lengths)`): given numbers
+# read from data, their result is sized by the data.
+_SIZED_BY_NUMBERS = frozenset({
+    "split", "split_with_sizes", "tensor_split", "narrow", "reshape", "view", "expand", "repeat", "repeat_interleave",
+    "unflatten", "new_zeros", "new_ones", "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange", "randn",
+    "rand", "randint", "linspace"})
+# Kinds a value the data decides refines (values.as_data); OTHER: what `max(a, b)` is taken for.
+_PLAIN_NAMES = frozenset(kind.name for kind in (v.TENSOR, v.TENSORS, v.INT, v.FLOAT, v.OTHER))
+# Builtins whose result on numbers is a number.
+_NUMBER_BUILTINS = frozenset({"max", "min", "abs", "round", "sum"})
+# Reductions that, given no dimension, leave a 0-d tensor: its size does not depend on the data.
+_FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "all", "any", "std", "var",
+                              "count_nonzero", "numel", "logsumexp", "median"})
+
+
+def _called_name(node: cst.BaseExpression) -> str | None:
+    """The last name of what a call calls (`torch.split` -> "split", `x.new_zeros` -> "new_zeros")."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+
+
+def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values an expression computes its own from: operands, the receiver and arguments of a
+    call, an indexed value and its indices."""
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Subscript):
+        indices = [part for element in node.slice for part in (
+            [element.slice.value] if isinstance(element.slice, cst.Index)
+            else [bound for bound in (element.slice.lower, element.slice.upper) if bound is not None])]
+        return [node.value, *indices]
+    if isinstance(node, cst.Call):
+        receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+        return [*receiver, *(argument.value for argument in node.args)]
+    return []
+
+
+
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
