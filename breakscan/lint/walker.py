@@ -612,10 +612,10 @@ class RegionWalker(cst.CSTVisitor):
         qualified = self.qualname(func)
         method = qualified is None and isinstance(func, cst.Attribute)
         if method:
-            receiver = self.value(func.value)  # type: ignore[attr-defined]
+            receiver = self.value(func.value)
             if not (receiver == v.TENSOR and receiver.name in (v.TENSOR.name, v.MASK.name, v.DATA_SIZED.name)):
                 return None
-            name = func.attr.value  # type: ignore[attr-defined]
+            name = func.attr.value
         else:
             if qualified in ("builtins.float", "builtins.int") and len(node.args) == 1:
                 given = self.value(node.args[0].value)
