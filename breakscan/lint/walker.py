@@ -599,9 +599,12 @@ class RegionWalker(cst.CSTVisitor):
 
     def _made_from_data(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         """A number read out of a tensor, or a tensor sized by its data, where the graph breaks:
-        `.item()`, `float(t)`, `.tolist()`; `nonzero`, `unique`, `torch.where(c)`, `x[mask]`."""
-        if self._reads_only_state(node):
-            return None  # `self.scale.item()`: what the module holds is the same on every call
+        `.item()`, `float(t)`, `.tolist()`; `nonzero`, `unique`, `torch.where(c)`, `x[mask]`. Not
+        from what the module holds (`self.scale.item()`): that is the same on every call."""
+        made = self._data_read(node, found)
+        return None if made is None or self._reads_only_state(node) else made
+
+    def _data_read(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         if isinstance(node, cst.Subscript):
             if (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and found == v.TENSOR
                     and v.is_mask(self.value(node.slice[0].slice.value))
@@ -612,10 +615,12 @@ class RegionWalker(cst.CSTVisitor):
         qualified = self.qualname(func)
         method = qualified is None and isinstance(func, cst.Attribute)
         if method:
+            name = func.attr.value
+            if name not in _DATA_SIZED_OPERATIONS and name not in ("item", "tolist"):
+                return None
             receiver = self.value(func.value)
             if not (receiver == v.TENSOR and receiver.name in (v.TENSOR.name, v.MASK.name, v.DATA_SIZED.name)):
                 return None
-            name = func.attr.value
         else:
             if qualified in ("builtins.float", "builtins.int") and len(node.args) == 1:
                 given = self.value(node.args[0].value)
