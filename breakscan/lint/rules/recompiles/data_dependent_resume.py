@@ -3,7 +3,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.reads import FirstReads
-from breakscan.lint.traverse import ancestors, parent_map, subtree_ids
+from breakscan.lint.traverse import ancestors, find_nodes, parent_map, subtree_ids
 
 
 class DataDependentResume(Rule):
@@ -147,6 +147,9 @@ class DataDependentResume(Rule):
         # Where the code resumed with a value from data, each with the nodes computed before the
         # break; reported at the first tensor computation after it.
         self.pending: list[tuple[cst.CSTNode, set[int], str]] = []
+        # Names bound to numbers a break here gave: guarded where first used (a number computed
+        # from one is not guarded again: the guard is on what the break gave).
+        self.arrived: set[str] = set()
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         self.reads.on_call(node)
@@ -169,7 +172,8 @@ class DataDependentResume(Rule):
         self.reads.on_attribute(node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if not ctx.module.varying_data or v.data_held(ctx.local_value(node.value) or v.OTHER) != "number":
+        if not ctx.module.varying_data or v.data_held(ctx.local_value(node.value) or v.OTHER) != "number" or not (
+                node.value in self.arrived or ctx.is_passed_in(node)):
             return
         if self.reads.first_read(node, ctx) and not isinstance(self._taken_by(node, ctx), cst.Return):
             self._resumes(node, node, f"`{node.value}`, a number read from tensor data", ctx)
@@ -188,8 +192,11 @@ class DataDependentResume(Rule):
                           if isinstance(holder, cst.BaseSmallStatement)), node)
         if held == "size":
             self._resumes(statement, node, f"the size of `{ctx.code(node)}`, which the data decides", ctx)
-        elif not isinstance(self._taken_by(node, ctx), (cst.Assign, cst.AnnAssign, cst.Return)) and not (
-                self.reads.passed_on(node, ctx)):  # bound, its names are guarded where used; passed on, in the callee
+        elif isinstance(taker := self._taken_by(node, ctx), (cst.Assign, cst.AnnAssign)):
+            targets = [target.target for target in taker.targets] if isinstance(taker, cst.Assign) else [taker.target]
+            self.arrived.update(name.value for target in targets for name in find_nodes(
+                target, (cst.Name,), prune=(cst.Attribute, cst.Subscript)))  # guarded where they are used
+        elif not isinstance(taker, cst.Return) and not self.reads.passed_on(node, ctx):  # passed on: in the callee
             self._resumes(statement, node, f"`{ctx.code(node)}`, numbers read from tensor data", ctx)
         return True
 
