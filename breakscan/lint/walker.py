@@ -602,7 +602,17 @@ class RegionWalker(cst.CSTVisitor):
         `.item()`, `float(t)`, `.tolist()`; `nonzero`, `unique`, `torch.where(c)`, `x[mask]`. Not
         from what the module holds (`self.scale.item()`): that is the same on every call."""
         made = self._data_read(node, found)
-        return None if made is None or self._reads_only_state(node) else made
+        return None if made is None or self._reads_only_state(node) or any(
+            map(self._numpy_of_numbers, _operands(node))) else made
+
+    def _numpy_of_numbers(self, node: cst.BaseExpression) -> bool:
+        """`np.prod(h.shape[2:])`: a NumPy result computed from Python numbers and sizes only, which
+        the data does not decide (a draw from `np.random` differs on every call)."""
+        if not isinstance(node, cst.Call):
+            return False
+        function = self.qualname(node.func) or ""
+        return function.startswith("numpy.") and not function.startswith("numpy.random.") and all(
+            v.is_plain(self.value(argument.value)) for argument in node.args)
 
     def _data_read(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         if isinstance(node, cst.Subscript):

@@ -30,7 +30,8 @@ class DataDependentResume(Rule):
       uses it.
     Only where the resumed code computes with tensors: a function that just returns what the break
     gave compiles nothing after it. A value read from what the module holds (`self.scale.item()`)
-    is the same on every call, and is not flagged.
+    is the same on every call, and so is one NumPy computes from sizes (`int(np.prod(x.shape))`):
+    neither is flagged.
 
     ## Why is this bad?
     After a graph break TorchDynamo compiles the rest of the function (and of each caller) as a
@@ -140,6 +141,16 @@ class DataDependentResume(Rule):
 
             BREAKSCAN_TARGETS = {"Rescale()": "[torch.randn(8), torch.randn(8)]"}
         """, entry="Rescale()", inputs="[torch.randn(8), torch.randn(8)]"),
+        Example("""
+            import numpy as np
+            import torch
+
+            def fn(x):
+                n = int(np.prod(x.shape))  # break (another rule)
+                return x / n  # computed from the sizes, not the data: the same on every call
+
+            BREAKSCAN_TARGETS = {"fn": "[torch.randn(4, 4), torch.randn(4, 4)]"}
+        """, inputs="[torch.randn(4, 4), torch.randn(4, 4)]"),
     )
 
     def __init__(self) -> None:
