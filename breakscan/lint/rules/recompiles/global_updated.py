@@ -21,8 +21,9 @@ class GlobalNumberUpdated(Rule):
     `SCALE = 1.0`, `FIRST = True` at module level) that the function declares `global` and
     updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`); or one that a
     function called by a step between the calls `BREAKSCAN_TARGETS` declares sets
-    (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), read anywhere in compiled code
-    (a warning). Reported where TorchDynamo installs its guard: the read.
+    (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), or a module-level dict whose
+    entries such a function changes (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
+    compiled code (a warning). Reported where TorchDynamo installs its guard: the read.
 
     ## Why is this bad?
     TorchDynamo treats a global int, float or bool as a constant and guards on its value
@@ -89,6 +90,21 @@ class GlobalNumberUpdated(Rule):
         Example("""
             import torch
 
+            FLAGS = {"fused": True, "scale": 1.0}
+
+            def set_flag(name, value):
+                FLAGS[name] = value
+
+            def block(x):
+                if FLAGS["fused"]:  # recompile
+                    return torch.addcmul(x, x, x)
+                return x + x * x
+
+            BREAKSCAN_TARGETS = {"block": "[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"}
+        """, entry="block", inputs="[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"),
+        Example("""
+            import torch
+
             CALLS = 0
 
             @torch.compile
@@ -140,9 +156,9 @@ class GlobalNumberUpdated(Rule):
         self.reported: set[str] = set()
         self.copies: dict[str, str] = {}  # local -> the module-level name it was set from
         self.copied: set[int] = set()  # the reads of those assignments, which read nothing yet
-        self.between: dict[str, str] | None = None  # the globals the declared steps set (asked once)
+        self.between: dict[str, tuple[str, bool]] | None = None  # the globals the declared steps set (asked once)
 
-    def _between_calls(self, ctx) -> dict[str, str]:
+    def _between_calls(self, ctx) -> dict[str, tuple[str, bool]]:
         if self.between is None:
             self.between = _set_between_calls(ctx)
         return self.between
@@ -165,13 +181,18 @@ class GlobalNumberUpdated(Rule):
         if id(node) in self.copied or (node.value not in self.copies and ctx.local_value(node.value) is not None):
             return  # the copy's read, or a local of that name
         name = self.copies.get(node.value, node.value)
-        if name not in self.reported and name in (between := self._between_calls(ctx)) and (
-                ctx.module.number_globals.get(name) in _SPECIALISED):
-            self.reported.add(name)
-            ctx.report(self, node, f"`{between[name]}`, a step BREAKSCAN_TARGETS declares between calls, "
-                                   f"sets the module-level {ctx.module.number_globals[name].name} `{name}`: "
-                                   "TorchDynamo guards on its value here, so the call after the step recompiles",
-                       severity="warning")
+        if name in self.reported or name not in (between := self._between_calls(ctx)):
+            return
+        step, changed = between[name]
+        if changed:  # `FLAGS[name] = value` in the step: an entry the code reads
+            what = f"changes an entry of the module-level `{name}`"
+        elif ctx.module.number_globals.get(name) in _SPECIALISED:
+            what = f"sets the module-level {ctx.module.number_globals[name].name} `{name}`"
+        else:
+            return
+        self.reported.add(name)
+        ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, {what}: TorchDynamo "
+                               "guards on its value here, so the call after the step recompiles", severity="warning")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         target = node.target
@@ -220,15 +241,41 @@ class GlobalNumberUpdated(Rule):
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
 
 
-def _set_between_calls(ctx) -> dict[str, str]:
+def _set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
     """The module-level names that the functions the steps between the declared calls call
-    (`lambda m: set_fast_gelu(False)`) declare `global`, each with its step."""
-    stored: dict[str, str] = {}
+    (`lambda m: set_fast_gelu(False)`) declare `global` and set, or whose entries they change
+    (`FLAGS[name] = value`, `FLAGS.update(...)`): each with its step, and whether it is an entry."""
+    stored: dict[str, tuple[str, bool]] = {}
     for qualified, step in ctx.module.declared_step_functions.items():
         function = ctx.find_function(qualified)
-        for name in ctx.memoised(_global_names, function.node) if function is not None else ():
-            stored.setdefault(name, step)
+        if function is None:
+            continue
+        for name in ctx.memoised(_global_names, function.node):
+            stored.setdefault(name, (step, False))
+        for name in ctx.memoised(_changed_globals, function.node):
+            if name in ctx.module.assignments:
+                stored.setdefault(name, (step, True))
     return stored
+
+
+def _changed_globals(function: cst.FunctionDef) -> frozenset[str]:
+    """Names, not bound in the function, whose entries it changes: `TABLE[key] = value`,
+    `TABLE[key] += 1`, `TABLE.update(...)`, `del TABLE[key]`."""
+    bound = {name.value for target in find_nodes(function, (cst.Param, cst.AssignTarget, cst.For), prune=(cst.Lambda,))
+             for name in find_nodes(target.name if isinstance(target, cst.Param) else target.target, (cst.Name,),
+                                    prune=(cst.Subscript, cst.Attribute))}
+    changed: set[str] = set()
+    for node in find_nodes(function.body, (cst.AssignTarget, cst.AugAssign, cst.Del, cst.Call), prune=(cst.FunctionDef,)):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+                    func.attr.value in v.CONTAINER_ADDING_METHODS | v.CONTAINER_REMOVING_METHODS):
+                changed.add(func.value.value)
+            continue
+        target = node.target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            changed.add(target.value.value)
+    return frozenset(changed - bound)
 
 
 def _global_names(function: cst.FunctionDef) -> frozenset[str]:
