@@ -3,7 +3,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.state import persistent_attribute
-from breakscan.lint.traverse import find_nodes
+from breakscan.lint.traverse import find_nodes, parent_map
 
 
 class ContainerAttributeGrown(Rule):
@@ -21,8 +21,10 @@ class ContainerAttributeGrown(Rule):
     `__init__`), or of the object whose method is compiled, that the compiled code adds to
     (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
     taking anything out of it in the same function (`pop`, `remove`, `clear`, `discard`, `del`, or
-    storing a new container). Reported where the function first reads the attribute, where
-    TorchDynamo installs its guard.
+    storing a new container). Reported where TorchDynamo installs the guard that fails: where the
+    function first reads a list or a set; for a dict, where it first tests a key it can guard as a
+    constant (`if key not in self.cache:` with `key = x.shape[0]`), else where it gives it a key
+    (the guard on its emptiness: a key from `x.data_ptr()`, a lookup in a `try`).
 
     ## Why is this bad?
     TorchDynamo guards on the length of a list it reads from an attribute (`len(self.history) ==
@@ -85,6 +87,40 @@ class ContainerAttributeGrown(Rule):
                     self.seen.add(x.shape[0])  # recompile
                     return x * 2
         """, entry="Shapes()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Memo(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cache = {}
+
+                def forward(self, x):
+                    key = x.shape[0]
+                    if key not in self.cache:  # recompile
+                        self.cache[key] = torch.arange(key) * 2
+                    return x + self.cache[key]
+        """, entry="Memo()", inputs="[torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Anchors(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cache = {}
+
+                def grid(self, n):
+                    try:
+                        return self.cache[n]
+                    except KeyError:
+                        pass
+                    grid = torch.arange(n) * 4
+                    self.cache[n] = grid  # recompile
+                    return grid
+
+                def forward(self, x):
+                    return x + self.grid(x.shape[0])
+        """, entry="Anchors()", inputs="[torch.ones(4), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -144,10 +180,12 @@ class ContainerAttributeGrown(Rule):
         if sort not in ("list", "dict", "set") or name in ctx.memoised(_shrunk_attributes, ctx.function.node):
             return
         self.reported.add(name)
-        read = self.first_reads[name]
         if sort == "list":
-            ctx.report(self, read)
+            ctx.report(self, self.first_reads[name])
         else:
+            read = self.first_reads[name]
+            if sort == "dict" and not _tests_constant_key(read, ctx):
+                read = holder  # the guard that fails is on its emptiness, which its first key installs
             what = "a dict attribute of the module is given a key" if sort == "dict" else (
                 "a set attribute of the module is given an element")
             ctx.report(self, read, f"{what} in compiled code: TorchDynamo guards on whether it is empty (a set, on "
@@ -155,6 +193,20 @@ class ContainerAttributeGrown(Rule):
                                    "for one the same from call to call)", severity="warning")
 
 
+def _tests_constant_key(read: cst.Attribute, ctx) -> bool:
+    """`key in self.cache` / `not in`, with a key TorchDynamo guards as a constant (ints, strings
+    and tuples of them: not an address from `data_ptr()`)."""
+    parents = ctx.memoised(parent_map, ctx.function.top_statement)
+    target, comparison = parents.get(id(read)), parents.get(id(parents.get(id(read))))
+    if not (isinstance(target, cst.ComparisonTarget) and isinstance(target.operator, (cst.In, cst.NotIn))
+            and isinstance(comparison, cst.Comparison) and len(comparison.comparisons) == 1):
+        return False
+    key = ctx.value(comparison.left)
+    parts = key.items if isinstance(key, v.Container) and key.items is not None else (key,)
+    return all(not isinstance(part, v.Container) and part in _CONSTANT_KEYS for part in parts)
+
+
+_CONSTANT_KEYS = (v.INT, v.STR, v.BOOL)
 _GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 _SHRINKING = frozenset({"pop", "popitem", "remove", "discard", "clear"})
 
