@@ -157,6 +157,7 @@ class GlobalNumberUpdated(Rule):
         self.copies: dict[str, str] = {}  # local -> the module-level name it was set from
         self.copied: set[int] = set()  # the reads of those assignments, which read nothing yet
         self.between: dict[str, tuple[str, bool]] | None = None  # the globals the declared steps set (asked once)
+        self.declared: dict[str, v.Value] | None = None
 
     def _between_calls(self, ctx) -> dict[str, tuple[str, bool]]:
         if self.between is None:
@@ -164,10 +165,12 @@ class GlobalNumberUpdated(Rule):
         return self.between
 
     def _declared(self, ctx) -> dict[str, v.Value]:
-        """The function's `global` names that hold a module-level number."""
-        numbers = ctx.module.number_globals
-        return {name: numbers[name] for name in ctx.memoised(_global_names, ctx.function.node)
-                if numbers.get(name) in _SPECIALISED}
+        """The function's `global` names that hold a module-level number (asked once per walk)."""
+        if self.declared is None:
+            numbers = ctx.module.number_globals
+            self.declared = {name: numbers[name] for name in ctx.memoised(_global_names, ctx.function.node)
+                             if numbers.get(name) in _SPECIALISED}
+        return self.declared
 
     def on_Global(self, node: cst.Global, ctx) -> None:
         self.stores.update(id(item.name) for item in node.names)  # `global CALLS` reads nothing

@@ -144,6 +144,7 @@ class VaryingIntArgument(Rule):
     def __init__(self) -> None:
         self.done: set[str] = set()
         self.reads = FirstReads()
+        self.looped: dict | None = None  # parameters a loop varies (asked once per walk)
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         self.reads.on_call(node)
@@ -152,7 +153,6 @@ class VaryingIntArgument(Rule):
         self.reads.on_attribute(node)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        function = ctx.function
         if node.value in self.done:
             return
         if v.varying_number(ctx.local_value(node.value)) == self.number:
@@ -161,14 +161,26 @@ class VaryingIntArgument(Rule):
                 self.done.add(node.value)
                 self.report_declared(node, ctx)
             return
-        calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
-        params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
-        varying = [c for c in calls if c.number == self.number and (c.keyword or (
-            params[c.position] if c.position is not None and c.position < len(params) else None)) == node.value]
-        if not varying or varying[0].dynamic == "True":
+        if self.looped is None:
+            self.looped = self._looped_parameters(ctx)
+        call = self.looped.get(node.value)
+        if call is None or call.dynamic == "True":
             return
         self.done.add(node.value)
-        self.report_varying(node, varying[0], ctx)
+        self.report_varying(node, call, ctx)
+
+    def _looped_parameters(self, ctx) -> dict:
+        """The function's parameters a loop gives this rule's kind of number, each with its first call."""
+        function = ctx.function
+        calls = ctx.module.varying_calls.get(f"{ctx.module.name}.{function.qualname}", ())
+        params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
+        found: dict = {}
+        for call in calls:
+            name = call.keyword or (params[call.position] if call.position is not None and call.position < len(params)
+                                    else None)
+            if call.number == self.number and name is not None:
+                found.setdefault(name, call)
+        return found
 
     def report_declared(self, node: cst.Name, ctx) -> None:
         what = f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different {self.number}s"
