@@ -293,9 +293,9 @@ class ModuleIndex:
     callable_tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level type aliases: `DataType = Union[torch.Tensor, Boxes]`, `Pair: TypeAlias = ...`.
     type_aliases: dict[str, cst.BaseExpression] = field(default_factory=dict)
-    # Module-level `name = 0` / `0.5` / `True`: the kind of number it holds (OTHER when its
-    # module-level assignments disagree).
-    number_globals: dict[str, Kind] = field(default_factory=dict)
+    # Module-level `name = 0` / `0.5` / `True` / `"sdpa"`: the kind of number or string it holds
+    # (OTHER when its module-level assignments disagree).
+    plain_globals: dict[str, Kind] = field(default_factory=dict)
     # Globals that only come to exist when a function assigns them (`global flag; flag = True`):
     # nothing at module level binds them (and no `import *` might).
     runtime_globals: frozenset[str] = frozenset()
@@ -393,7 +393,10 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     float argument that differs from call to call is a varying number (BR002, BR007), and a tensor
     made by a torch factory with other sizes a varying shape (BR008)."""
     offset = 0
+    evaluating = None  # the mode a chained `.eval()` / `.train(...)` leaves the object in
     while isinstance(entry, ast.Call) and isinstance(entry.func, ast.Attribute) and isinstance(entry.func.value, ast.Call):
+        if evaluating is None and entry.func.attr in ("eval", "train"):
+            evaluating = entry.func.attr == "eval" or _turns_training_off(entry)
         entry = entry.func.value  # `Model().eval()`, `Net().freeze(True)`: methods that hand the object back
     if isinstance(entry, ast.Call) and isinstance(entry.func, (ast.Name, ast.Attribute)):
         built = index.qualify(ast.unparse(entry.func))
@@ -408,12 +411,12 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         return
     written = value.elts if isinstance(value, ast.List) else [value]
     items = [item for item in written if not isinstance(item, ast.Lambda)]
-    evaluating = False  # a module starts in training mode
+    evaluating = bool(evaluating)  # a module starts in training mode
     for step in (step for step in written if isinstance(step, ast.Lambda)) if len(items) > 1 else ():
         for path, called in _step_calls(step):
             if path == () and offset and called in ("eval", "train"):
                 # `lambda m: m.eval()` between calls: the module runs in both modes (BR003)
-                off = called == "eval" or _step_turns_off(step)
+                off = called == "eval" or _turns_training_off(step.body)
                 if off != evaluating:
                     index.call_sites.mode_flips.setdefault(key, ast.unparse(step))
                 evaluating = off
@@ -479,10 +482,10 @@ def _call_arguments(call: ast.expr, parameters: list[str]) -> dict[int, ast.expr
     return {parameters.index(name): value for name, value in named if name in parameters}
 
 
-def _step_turns_off(step: ast.Lambda) -> bool:
-    """`lambda m: m.train(False)`."""
-    return isinstance(step.body, ast.Call) and bool(step.body.args) and (
-        isinstance(step.body.args[0], ast.Constant) and step.body.args[0].value is False)
+def _turns_training_off(call: ast.expr) -> bool:
+    """`m.train(False)`."""
+    return isinstance(call, ast.Call) and bool(call.args) and (
+        isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
 
 
 def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:
@@ -686,11 +689,11 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             index.imports.pop(target.value, None)  # rebound: no longer what was imported
             index.assignments[target.value] = called
             number = literal_kind(node.value) if node.value is not None else None
-            known = index.number_globals.get(target.value)
-            if number in (INT, FLOAT, BOOL) and known in (None, number):
-                index.number_globals[target.value] = number
+            known = index.plain_globals.get(target.value)
+            if number in (INT, FLOAT, BOOL, STR) and known in (None, number):
+                index.plain_globals[target.value] = number
             elif known is not None:
-                index.number_globals[target.value] = OTHER
+                index.plain_globals[target.value] = OTHER
 
 
 # Generic types whose subscription makes a type alias (`Union[...]`, `list[...]`).

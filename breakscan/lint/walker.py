@@ -1073,8 +1073,8 @@ class RegionWalker(cst.CSTVisitor):
         if node.value in self.local_imports:
             return None
         module = self.function.module
-        if node.value in module.number_globals:  # `FAST_GELU = True`
-            return module.number_globals[node.value]
+        if node.value in module.plain_globals:  # `FAST_GELU = True`
+            return module.plain_globals[node.value]
         called = module.assignments.get(node.value)
         return v.declared_kind(called) if called and called.startswith("torch.") else None
 

@@ -19,8 +19,9 @@ class GlobalNumberUpdated(Rule):
     ## What it does
     Flags the first read, in a compiled function, of a module-level number (`CALLS = 0`,
     `SCALE = 1.0`, `FIRST = True` at module level) that the function declares `global` and
-    updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`); or one that a
-    function called by a step between the calls `BREAKSCAN_TARGETS` declares sets
+    updates afterwards (`CALLS += 1`, `SCALE = SCALE * 0.9`, `FIRST = False`); or one (or a
+    string: `BACKEND = "sdpa"`) that a function called by a step between the calls
+    `BREAKSCAN_TARGETS` declares sets
     (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), or a module-level dict whose
     entries such a function changes (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
     compiled code (a warning). Reported where TorchDynamo installs its guard: the read.
@@ -87,6 +88,22 @@ class GlobalNumberUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"soften": "[torch.ones(4), lambda f: set_temperature(2.0), torch.ones(4)]"}
         """, entry="soften", inputs="[torch.ones(4), lambda f: set_temperature(2.0), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            BACKEND = "fast"
+
+            def set_backend(name):
+                global BACKEND
+                BACKEND = name
+
+            def attend(x):
+                if BACKEND == "fast":  # recompile
+                    return x.softmax(-1)
+                return torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)
+
+            BREAKSCAN_TARGETS = {"attend": "[torch.ones(4), lambda f: set_backend('slow'), torch.ones(4)]"}
+        """, entry="attend", inputs="[torch.ones(4), lambda f: set_backend('slow'), torch.ones(4)]"),
         Example("""
             import torch
 
@@ -167,7 +184,7 @@ class GlobalNumberUpdated(Rule):
     def _declared(self, ctx) -> dict[str, v.Value]:
         """The function's `global` names that hold a module-level number (asked once per walk)."""
         if self.declared is None:
-            numbers = ctx.module.number_globals
+            numbers = ctx.module.plain_globals
             self.declared = {name: numbers[name] for name in ctx.memoised(_global_names, ctx.function.node)
                              if numbers.get(name) in _SPECIALISED}
         return self.declared
@@ -189,8 +206,8 @@ class GlobalNumberUpdated(Rule):
         step, changed = between[name]
         if changed:  # `FLAGS[name] = value` in the step: an entry the code reads
             what = f"changes an entry of the module-level `{name}`"
-        elif ctx.module.number_globals.get(name) in _SPECIALISED:
-            what = f"sets the module-level {ctx.module.number_globals[name].name} `{name}`"
+        elif ctx.module.plain_globals.get(name) in (*_SPECIALISED, v.STR):  # a string's value is guarded too
+            what = f"sets the module-level {ctx.module.plain_globals[name].name} `{name}`"
         else:
             return
         self.reported.add(name)
