@@ -285,6 +285,10 @@ class ModuleIndex:
     # object or on an object it holds (`lambda m: m.pool.set_type("max")`): the attribute path
     # (`("pool",)`), the method, and the step as written
     declared_steps: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
+    # class name here -> the attributes such steps set with `setattr` on the object or an object
+    # it holds (`lambda m: setattr(m.config, "temperature", 0.05)`): the path to it, the attribute,
+    # and the step as written
+    declared_step_stores: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
     # the module's functions such steps call (`lambda m: set_fast_gelu(False)`) -> the step as written
     declared_step_functions: dict[str, str] = field(default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
@@ -413,6 +417,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     items = [item for item in written if not isinstance(item, ast.Lambda)]
     evaluating = bool(evaluating)  # a module starts in training mode
     for step in (step for step in written if isinstance(step, ast.Lambda)) if len(items) > 1 else ():
+        for path, attribute in _step_stores(step) if offset else ():
+            index.declared_step_stores.setdefault(key.removeprefix(f"{index.name}."), []).append(
+                (path, attribute, ast.unparse(step)))
         for path, called in _step_calls(step):
             if path == () and offset and called in ("eval", "train"):
                 # `lambda m: m.eval()` between calls: the module runs in both modes (BR003)
@@ -486,6 +493,27 @@ def _turns_training_off(call: ast.expr) -> bool:
     """`m.train(False)`."""
     return isinstance(call, ast.Call) and bool(call.args) and (
         isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+
+
+def _step_stores(step: ast.Lambda) -> list[tuple[tuple[str, ...], str]]:
+    """`lambda m: setattr(m.config, "temperature", 0.05)`: the attributes a step sets, each with the
+    path from the object it is given to the object that holds it (`(("config",), "temperature")`)."""
+    if len(step.args.args) != 1:
+        return []
+    given = step.args.args[0].arg
+    found = []
+    for call in step.body.elts if isinstance(step.body, (ast.Tuple, ast.List)) else [step.body]:
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr"
+                and len(call.args) == 3 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
+            continue
+        path: list[str] = []
+        holder = call.args[0]
+        while isinstance(holder, ast.Attribute):
+            path.insert(0, holder.attr)
+            holder = holder.value
+        if isinstance(holder, ast.Name) and holder.id == given:
+            found.append((tuple(path), call.args[1].value))
+    return found
 
 
 def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:

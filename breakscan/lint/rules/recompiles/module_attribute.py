@@ -47,9 +47,10 @@ class ModuleAttributeUpdated(Rule):
     not flagged.
     A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module or on
     a submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`;
-    read, never run) changes what it stores as well: the first read of such an attribute in
-    compiled code is flagged, a string included (a warning: one recompile for each step that
-    changes the value).
+    read, never run) changes what it stores as well, and so does a step that sets an attribute
+    itself (`lambda m: setattr(m.config, "temperature", 0.05)`): the first read of such an
+    attribute in compiled code is flagged, a string included (a warning: one recompile for each
+    step that changes the value).
 
     ## Example
     ```python
@@ -248,6 +249,26 @@ class ModuleAttributeUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"Net()": "[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"}
         """, entry="Net()", inputs="[torch.ones(2, 4), lambda m: m.pool.set_kind('max'), torch.ones(2, 4)]"),
+        Example("""
+            import dataclasses
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
+            class HeadConfig:
+                temperature: float = 0.07
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.config = HeadConfig()
+                    self.proj = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return self.proj(x) / self.config.temperature  # recompile
+
+            BREAKSCAN_TARGETS = {"Head()": "[torch.ones(2, 4), lambda m: setattr(m.config, 'temperature', 0.05), torch.ones(2, 4)]"}
+        """, entry="Head()", inputs="[torch.ones(2, 4), lambda m: setattr(m.config, 'temperature', 0.05), torch.ones(2, 4)]"),
         Example("""
             import torch
             from torch import nn
@@ -463,8 +484,9 @@ class ModuleAttributeUpdated(Rule):
         step = _set_between_calls(ctx).get(name)
         if step is not None and name not in self.reported:
             self.reported.add(name)
+            owner = f"`self.{name.rpartition('.')[0]}`" if "." in name else "the module"
             ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {kind} "
-                                   "attribute of the module: TorchDynamo guards on its value here, so the call after "
+                                   f"attribute of {owner}: TorchDynamo guards on its value here, so the call after "
                                    "the step recompiles", severity="warning")
 
     def _written(self, name: str | None, store: cst.CSTNode, ctx, *, from_itself: bool,
@@ -563,6 +585,8 @@ def _set_between_calls(ctx) -> dict[str, str]:
         if own in called.reached:
             for attribute in ctx.memoised(_assigned_attributes, called.method.node):
                 stored.setdefault(attribute, called.step)
+    for path, attribute, step in ctx.module.declared_step_stores.get(ctx.function.class_name, ()):
+        stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
     return stored
 
 
