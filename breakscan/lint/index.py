@@ -216,6 +216,9 @@ class CallSites:
     # changes: `x[:, :t]`, or a name it grows with `torch.cat`, as written; the `dynamic=` of its
     # compile as written, or None)
     varying_shapes: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # qualified compiled function or class -> (the declared calls, as written, when they give a
+    # tensor argument of other dtypes; the dtypes, in call order)
+    varying_dtypes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @staticmethod
     def merged(all_sites: Iterable[CallSites]) -> CallSites:
@@ -233,6 +236,8 @@ class CallSites:
                 merged.varying_builds.setdefault(key, set()).update(arguments)
             for key, shaped in sites.varying_shapes.items():
                 merged.varying_shapes.setdefault(key, shaped)
+            for key, typed in sites.varying_dtypes.items():
+                merged.varying_dtypes.setdefault(key, typed)
         return merged
 
 
@@ -448,6 +453,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         return
     source = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
     for position in every:
+        dtypes = [_declared_dtype(call[position], index) for call in calls]
+        if None not in dtypes and len(set(dtypes)) > 1:
+            index.call_sites.varying_dtypes.setdefault(key, (source, tuple(d for d in dtypes if d is not None)))
         signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
@@ -580,6 +588,44 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
             return VARYING_STR if kind == STR else VARYING_INT if kind == INT else VARYING_FLOAT
         return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
     return MAYBE_TENSOR if known == {TENSOR, NONE} else None
+
+
+# The dtype torch's factories make when not told (`torch.get_default_dtype()` left as it is).
+_FACTORY_DTYPES = {**{f"torch.{name}": "float32" for name in ("randn", "rand", "zeros", "ones", "empty", "full",
+                                                               "linspace", "randn_like", "rand_like")},
+                   "torch.randint": "int64", "torch.randperm": "int64"}
+# Tensor methods that cast to a dtype, and the dtype.
+_CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "double": "float64", "float": "float32", "long": "int64",
+                 "int": "int32", "bool": "bool"}
+
+
+def _declared_dtype(argument: ast.expr, index: ModuleIndex) -> str | None:
+    """The dtype of a tensor a declared argument makes, where it is written out
+    (`torch.randn(2, 8, dtype=torch.float64)`, `torch.randn(4).half()`, `.to(torch.bfloat16)`)."""
+    if not isinstance(argument, ast.Call):
+        return None
+    if isinstance(argument.func, ast.Attribute) and isinstance(argument.func.value, ast.Call):
+        method = argument.func.attr
+        if method in _CAST_METHODS and not argument.args:
+            return _CAST_METHODS[method]
+        if method == "to":
+            written = [_dtype_named(a, index) for a in argument.args] + [
+                _dtype_named(k.value, index) for k in argument.keywords if k.arg == "dtype"]
+            return next((d for d in written if d is not None), None) or _declared_dtype(argument.func.value, index)
+        return None
+    made = _FACTORY_DTYPES.get(index.qualify(ast.unparse(argument.func)) or "")
+    if made is None:
+        return None
+    given = next((k.value for k in argument.keywords if k.arg == "dtype"), None)
+    return made if given is None else _dtype_named(given, index)
+
+
+def _dtype_named(node: ast.expr, index: ModuleIndex) -> str | None:
+    """`torch.float64` -> "float64"."""
+    name = index.qualify(ast.unparse(node)) if isinstance(node, (ast.Attribute, ast.Name)) else None
+    if name is None or not name.startswith("torch.") or name.count(".") != 1:
+        return None
+    return _CAST_METHODS.get(name[6:], name[6:])  # `torch.half` is float16
 
 
 def _literal_signature(argument: ast.expr, index: ModuleIndex) -> tuple[str, object] | None:
