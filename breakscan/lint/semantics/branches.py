@@ -29,8 +29,12 @@ def in_conditional_branch(ctx) -> bool:
 
 
 def _is_debug_flag(test: cst.BaseExpression) -> bool:
-    """`verbose`, `self.debug`, `cfg.debug_mode`, `self.verbose and step % 10 == 0`."""
+    """`verbose`, `self.debug`, `cfg.debug_mode`, `self.verbose and step % 10 == 0`; a call asking
+    for one (`_debug_enabled()`), or a logger's level (`logger.isEnabledFor(logging.DEBUG)`)."""
     if isinstance(test, cst.BooleanOperation):
         return isinstance(test.operator, cst.And) and (_is_debug_flag(test.left) or _is_debug_flag(test.right))
+    if isinstance(test, cst.Call):
+        called = dotted_name(test.func)
+        return called is not None and (called.endswith(".isEnabledFor") or _is_debug_flag(test.func))
     name = dotted_name(test)
     return name is not None and any(word in name.rsplit(".", 1)[-1].lower() for word in FLAG_WORDS)

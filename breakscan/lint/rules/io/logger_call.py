@@ -39,7 +39,8 @@ class LoggerCall(Rule):
     `logger.isEnabledFor`, `logger.setLevel` and Hugging Face's `logger.warning_once`, on
     `logging.getLogger(...)` / `get_logger(...)` results and on the conventional logger names
     (`logger`, `log`, `_logger`, `LOGGER`, `self.logger`) in modules that import a logging module.
-    Calls under an `if self.verbose:` / `if debug:` flag are left alone. Warnings and errors
+    Calls under an `if self.verbose:` / `if debug:` flag, or a level check
+    (`if logger.isEnabledFor(logging.DEBUG):`, which is itself flagged), are left alone. Warnings and errors
     (`warning`, `warning_once`, `error`, ...) inside an `if`/`else` or `except` handler report
     unusual input, and TorchDynamo never traces a branch that is not taken: they are reported as
     warnings, since they break only when that branch runs.
