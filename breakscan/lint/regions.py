@@ -980,15 +980,17 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
+    eager_sites: set[tuple[str, int]] = set()  # (callee, id of the call) of calls made where the frame runs eagerly
     for result in results.values():
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
         # A call that may run several functions (a method of each class the object may be)
         # breaks for certain only when each of them does.
-        callees: dict[int, list[str]] = {}
+        # (The `__init__`, `__enter__` and `__exit__` a `with Timer():` runs are three calls at one node.)
+        callees: dict[tuple[int, int], list[str]] = {}
         for site in result.calls:
-            callees.setdefault(id(site.node), []).append(site.callee.key)
-        breaking_calls = [s for s in result.calls if all(map(breaks, callees[id(s.node)]))]
+            callees.setdefault((id(site.node), site.order), []).append(site.callee.key)
+        breaking_calls = [s for s in result.calls if all(map(breaks, callees[id(s.node), s.order]))]
         # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
         skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
                  + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
@@ -1007,3 +1009,26 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
         result.findings = kept
+        eager_sites.update((site.callee.key, id(site.node)) for site in result.calls if any(
+            order < site.order and not exclusive(arms, site.arms) for order, arms in skips))
+    _drop_findings_of_eager_callees(results, eager_sites)
+
+
+def _drop_findings_of_eager_callees(results: dict[str, FunctionResult], eager_sites: set[tuple[str, int]]) -> None:
+    """A function called only where its callers run eagerly (a context manager's `__exit__` after a
+    break in its `__enter__`) is not traced: what would break in it does not (its own frames aside)."""
+    sites: dict[str, set[tuple[str, int]]] = {}
+    for result in results.values():
+        for site in result.calls:
+            sites.setdefault(site.callee.key, set()).add((site.callee.key, id(site.node)))
+    eager = {key for key, called in sites.items() if called <= eager_sites and key in results}
+    pending = list(eager)
+    while pending:  # what an eager function calls runs eagerly too, unless something traced calls it
+        for site in results[pending.pop()].calls:
+            key = site.callee.key
+            eager_sites.add((key, id(site.node)))
+            if key not in eager and key in results and sites[key] <= eager_sites:
+                eager.add(key)
+                pending.append(key)
+    for key in eager:
+        results[key].findings = [f for f in results[key].findings if f.own_frame or f.only_if_eager]

@@ -1357,10 +1357,11 @@ class RegionWalker(cst.CSTVisitor):
         # its `__exit__` after the block (one built before is BS601's: it cannot be entered).
         built = [item.item for item in node.items if isinstance(item.item, cst.Call)
                  and isinstance(self.value(item.item), v.ModuleValue)]
-        for manager in built:
-            self._implicit_call(manager, ("__enter__",), [])
+        # A break in its `__enter__` cannot be resumed from either (probed: the frame runs eagerly).
         unresumable = any(self._forbids_breaks(item.item) for item in node.items)
         self.try_depth += unresumable
+        for manager in built:
+            self._implicit_call(manager, ("__enter__",), [])
         self.walk(node.body)
         self.try_depth -= unresumable
         for manager in reversed(built):
