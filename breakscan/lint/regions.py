@@ -1009,8 +1009,11 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
         result.findings = kept
-        eager_sites.update((site.callee.key, id(site.node)) for site in result.calls if any(
-            order < site.order and not exclusive(arms, site.arms) for order, arms in skips))
+        # A call at the give-up itself (a method that breaks inside: BS209) is traced up to that break.
+        at_skips = {id(f.node) for f in certain if f.in_loop or f.in_try or _conditional(f)} | {
+            id(s.node) for s in breaking_calls if s.in_loop or s.in_try}
+        eager_sites.update((site.callee.key, id(site.node)) for site in result.calls if id(site.node) not in at_skips
+                           and any(order < site.order and not exclusive(arms, site.arms) for order, arms in skips))
     _drop_findings_of_eager_callees(results, eager_sites)
 
 

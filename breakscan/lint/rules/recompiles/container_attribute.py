@@ -22,9 +22,9 @@ class ContainerAttributeGrown(Rule):
     (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
     taking anything out of it in the same function (`pop`, `remove`, `clear`, `discard`, `del`, or
     storing a new container). Reported where TorchDynamo installs the guard that fails: where the
-    function first reads a list or a set; for a dict, where it first tests a key it can guard as a
-    constant (`if key not in self.cache:` with `key = x.shape[0]`), else where it gives it a key
-    (the guard on its emptiness: a key from `x.data_ptr()`, a lookup in a `try`).
+    function first reads a list or a set; for a dict, where it first tests a key (`if key not in
+    self.cache:`, guarded as a constant), else where it gives it a key (the guard on its
+    emptiness: after a lookup in a `try`, say).
 
     ## Why is this bad?
     TorchDynamo guards on the length of a list it reads from an attribute (`len(self.history) ==
@@ -194,19 +194,17 @@ class ContainerAttributeGrown(Rule):
 
 
 def _tests_constant_key(read: cst.Attribute, ctx) -> bool:
-    """`key in self.cache` / `not in`, with a key TorchDynamo guards as a constant (ints, strings
-    and tuples of them: not an address from `data_ptr()`)."""
+    """`key in self.cache` / `not in`, with a key TorchDynamo guards as a constant: anything but a
+    tensor (probed with ints, strings and tuples of them; an address from `data_ptr()` is not
+    guarded so, which the lint does not tell apart)."""
     parents = ctx.memoised(parent_map, ctx.function.top_statement)
     target, comparison = parents.get(id(read)), parents.get(id(parents.get(id(read))))
     if not (isinstance(target, cst.ComparisonTarget) and isinstance(target.operator, (cst.In, cst.NotIn))
             and isinstance(comparison, cst.Comparison) and len(comparison.comparisons) == 1):
         return False
-    key = ctx.value(comparison.left)
-    parts = key.items if isinstance(key, v.Container) and key.items is not None else (key,)
-    return all(not isinstance(part, v.Container) and part in _CONSTANT_KEYS for part in parts)
+    return ctx.value(comparison.left) not in (v.TENSOR, v.MAYBE_TENSOR)
 
 
-_CONSTANT_KEYS = (v.INT, v.STR, v.BOOL)
 _GROWING = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 _SHRINKING = frozenset({"pop", "popitem", "remove", "discard", "clear"})
 
