@@ -980,7 +980,6 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
-    eager_sites: set[tuple[str, int]] = set()  # (callee, id of the call) of calls made where the frame runs eagerly
     for result in results.values():
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
@@ -1009,29 +1008,4 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
         result.findings = kept
-        # A call at the give-up itself (a method that breaks inside: BS209) is traced up to that break.
-        at_skips = {id(f.node) for f in certain if f.in_loop or f.in_try or _conditional(f)} | {
-            id(s.node) for s in breaking_calls if s.in_loop or s.in_try}
-        eager_sites.update((site.callee.key, id(site.node)) for site in result.calls if id(site.node) not in at_skips
-                           and any(order < site.order and not exclusive(arms, site.arms) for order, arms in skips))
-    _drop_findings_of_eager_callees(results, eager_sites)
 
-
-def _drop_findings_of_eager_callees(results: dict[str, FunctionResult], eager_sites: set[tuple[str, int]]) -> None:
-    """A function called only where its callers run eagerly (a context manager's `__exit__` after a
-    break in its `__enter__`) is not traced: what would break in it does not (its own frames aside)."""
-    sites: dict[str, set[tuple[str, int]]] = {}
-    for result in results.values():
-        for site in result.calls:
-            sites.setdefault(site.callee.key, set()).add((site.callee.key, id(site.node)))
-    eager = {key for key, called in sites.items() if called <= eager_sites and key in results}
-    pending = list(eager)
-    while pending:  # what an eager function calls runs eagerly too, unless something traced calls it
-        for site in results[pending.pop()].calls:
-            key = site.callee.key
-            eager_sites.add((key, id(site.node)))
-            if key not in eager and key in results and sites[key] <= eager_sites:
-                eager.add(key)
-                pending.append(key)
-    for key in eager:
-        results[key].findings = [f for f in results[key].findings if f.own_frame or f.only_if_eager]

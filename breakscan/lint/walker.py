@@ -580,15 +580,20 @@ class RegionWalker(cst.CSTVisitor):
         return found
 
     def _reads_only_state(self, node: cst.Call | cst.Subscript) -> bool:
-        """Whether what the node reads is the object's own (`self.gate`), a global or a literal:
-        nothing the call's inputs decide."""
-        for operand in _operands(node):
-            dotted = dotted_name(operand)
-            head = dotted.split(".", 1)[0] if dotted is not None else None
-            if v.literal_kind(operand) is None and (head is None or (
-                    head in self.bindings and self.bindings[head] != v.SELF)):
-                return False
-        return True
+        """Whether what the node reads is the object's own (`self.gate`, `self.sigmas[i]`), a
+        global or a literal: nothing the call's inputs decide."""
+        return all(map(self._is_state, _operands(node)))
+
+    def _is_state(self, operand: cst.BaseExpression) -> bool:
+        if v.literal_kind(operand) is not None:
+            return True
+        if isinstance(operand, cst.Subscript):  # indexed by Python values
+            return self._is_state(operand.value) and all(
+                isinstance(element.slice, cst.Index) and v.is_plain(self.value(element.slice.value))
+                for element in operand.slice)
+        dotted = dotted_name(operand)
+        head = dotted.split(".", 1)[0] if dotted is not None else None
+        return head is not None and (head not in self.bindings or self.bindings[head] == v.SELF)
 
     def _reduces_fully(self, node: cst.BaseExpression) -> bool:
         """`idx.sum()`, `torch.mean(x)`: a reduction given no dimension leaves a 0-d tensor."""

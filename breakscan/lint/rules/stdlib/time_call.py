@@ -89,30 +89,6 @@ class TimeCall(Rule):
         Example("""
             import time
             import torch
-            from torch import nn
-
-            class Timed:
-                def __enter__(self):
-                    print("entering")  # break (another rule)
-                    return self
-
-                def __exit__(self, *exc):
-                    self.elapsed = time.perf_counter()  # the frame runs eagerly after the break above
-                    return False
-
-            class Encoder(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.proj = nn.Linear(8, 8)
-
-                def forward(self, x):
-                    with Timed():
-                        x = self.proj(x)
-                    return x
-        """, entry="Encoder()", inputs="torch.randn(2, 8)"),
-        Example("""
-            import time
-            import torch
 
             @torch.compile
             def fn(x):
