@@ -185,6 +185,9 @@ class ClassInfo:
     # compiled module's call.
     # The tensor attributes that hold a sparse tensor (`self.register_buffer("adj", a.to_sparse())`).
     sparse_attrs: set[str] = field(default_factory=set)
+    # Of `tensor_attrs`, those that hold state the module keeps: registered buffers and parameters,
+    # `nn.Parameter`s built in `__init__`.
+    state_attrs: set[str] = field(default_factory=set)
     # A hook made by a call (`self._make_hook(name)`) is named by the function called, and marked.
     hooks: list[tuple[bool, str, bool]] = field(default_factory=list)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
@@ -1255,6 +1258,7 @@ class _SelfAttributeCollector:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):
                 self.info.tensor_attrs.add(first.evaluated_value)
+                self.info.state_attrs.add(first.evaluated_value)
                 if len(node.args) > 1 and _builds_sparse(self.index, node.args[1].value):
                     self.info.sparse_attrs.add(first.evaluated_value)
         elif name is not None and name.rpartition(".")[2] in _FORWARD_HOOKS and node.args and (
@@ -1283,6 +1287,8 @@ class _SelfAttributeCollector:
             self.info.tensor_attrs.add(attr)
             if _builds_sparse(self.index, value):
                 self.info.sparse_attrs.add(attr)
+            if self.in_init and self.index.qualify(dotted_name(value.func)) in NOT_MODULE_CLASSES:
+                self.info.state_attrs.add(attr)  # `self.gate = nn.Parameter(...)`
             return
         self._record_classes(attr, value)
         for source in _alternatives(value):

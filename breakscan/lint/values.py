@@ -93,6 +93,9 @@ MODE = Kind("training-mode", family="bool")
 DATA_INT = Kind("data-int", family="int")
 DATA_FLOAT = Kind("data-float", family="float")
 DATA_SIZED = Kind("data-sized", family="tensor")
+# A tensor the module holds (a registered buffer or parameter), or one computed from such tensors
+# and Python values only: the same on every call, so nothing read from it varies with the data.
+STATE = Kind("module-state", family="tensor")
 NONE = Kind("none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
@@ -308,6 +311,10 @@ def data_held(value: Value) -> str | None:
         if value.name in (DATA_INT.name, DATA_FLOAT.name):
             return "number"
     return None
+
+
+def is_state(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == STATE.name
 
 
 def as_data(value: Value) -> Value:

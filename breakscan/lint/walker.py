@@ -562,10 +562,12 @@ class RegionWalker(cst.CSTVisitor):
             return made
         if not self._holds_data:
             self._holds_data = v.data_held(found) is not None  # a parameter, or what a callee returned
-            return found
+            return self._state_refined(node, found)
         if not (isinstance(found, v.Kind) and not isinstance(found, v.Container) and found.name in _PLAIN_NAMES):
             return found  # a refinement is kept
         held = {v.data_held(self.value(operand)) for operand in _operands(node)}
+        if held == {None}:
+            return self._state_refined(node, found)
         if "size" in held and found in (v.TENSOR, v.TENSORS) and not self._reduces_fully(node):
             return v.as_data(found)
         if "number" in held:
@@ -579,28 +581,26 @@ class RegionWalker(cst.CSTVisitor):
                     return v.DATA_INT if found == v.INT else v.DATA_FLOAT  # `max(amax, 1e-8)`
         return found
 
-    def _reads_only_state(self, node: cst.Call | cst.Subscript) -> bool:
-        """Whether what the node reads is the object's own (`self.gate`, `self.sigmas[i]`), a
-        global or a literal: nothing the call's inputs decide."""
-        return all(map(self._is_state, _operands(node)))
-
-    def _is_state(self, operand: cst.BaseExpression) -> bool:
-        if v.literal_kind(operand) is not None:
-            return True
-        if isinstance(operand, cst.Subscript):  # indexed by Python values
-            return self._is_state(operand.value) and all(
-                isinstance(element.slice, cst.Index) and v.is_plain(self.value(element.slice.value))
-                for element in operand.slice)
-        dotted = dotted_name(operand)
-        head = dotted.split(".", 1)[0] if dotted is not None else None
-        return head is not None and (head not in self.bindings or self.bindings[head] == v.SELF)
-
     def _reduces_fully(self, node: cst.BaseExpression) -> bool:
         """`idx.sum()`, `torch.mean(x)`: a reduction given no dimension leaves a 0-d tensor."""
         if not isinstance(node, cst.Call) or _called_name(node) not in _FULL_REDUCTIONS:
             return False
         function = (self.qualname(node.func) or "").startswith("torch.")
         return len(node.args) == (1 if function else 0)
+
+    def _state_refined(self, node: cst.BaseExpression, found: v.Value) -> v.Value:
+        """A plain tensor computed from what the module holds and Python values only
+        (`self.weight.abs()`, `self.sigmas[i]`) is module state too (values.STATE)."""
+        if not (isinstance(found, v.Kind) and found.name == v.TENSOR.name) or isinstance(node, cst.Name) or (
+                _called_name(node) in _RANDOM_OPERATIONS):
+            return found
+        operands = _operands(node) if not isinstance(node, cst.Attribute) else [node.value]
+        kinds = [self.value(operand) for operand in operands]
+        if any(v.is_state(kind) for kind in kinds) and all(
+                v.is_state(kind) or v.is_plain(kind) or isinstance(kind, v.ModuleValue) or kind == v.SELF
+                for kind in kinds):
+            return v.STATE
+        return found
 
     def _made_from_data(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         """A number read out of a tensor, or a tensor sized by its data, where the graph breaks:
@@ -609,6 +609,13 @@ class RegionWalker(cst.CSTVisitor):
         made = self._data_read(node, found)
         return None if made is None or self._reads_only_state(node) or any(
             map(self._numpy_of_numbers, _operands(node))) else made
+
+    def _reads_only_state(self, node: cst.Call | cst.Subscript) -> bool:
+        """Whether what the node reads is what the module holds (values.STATE) or Python values:
+        nothing the call's inputs decide."""
+        kinds = [self.value(operand) for operand in _operands(node)]
+        return all(v.is_state(kind) or v.is_plain(kind) or kind in (v.OTHER, v.SELF) or isinstance(kind, v.ModuleValue)
+                   for kind in kinds)
 
     def _numpy_of_numbers(self, node: cst.BaseExpression) -> bool:
         """`np.prod(h.shape[2:])`: a NumPy result computed from Python numbers and sizes only, which
@@ -812,7 +819,7 @@ class RegionWalker(cst.CSTVisitor):
             classes = self._classes_of(base)
             for info in classes:
                 if attr in info.tensor_attrs:
-                    return v.SPARSE if attr in info.sparse_attrs else v.TENSOR
+                    return v.SPARSE if attr in info.sparse_attrs else v.STATE if attr in info.state_attrs else v.TENSOR
                 if attr in info.attr_classes or attr in info.attr_factories:
                     built = self._attribute_classes(info, attr, classes)
                     # A class the project has, or no function to call instead (`self.search_fn =
@@ -845,7 +852,7 @@ class RegionWalker(cst.CSTVisitor):
                 return registered
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
                     self.project.is_module_class(info) for info in classes):
-                return v.TENSOR
+                return v.STATE
             if attr in ("weight", "bias") and isinstance(base, v.ModuleValue) and any(
                     name.startswith("torch.nn.") for name in base.classes):
                 return v.MAYBE_TENSOR  # torch's layers: None when built without it (`bias=False`)
@@ -892,7 +899,7 @@ class RegionWalker(cst.CSTVisitor):
         kinds = {catalogue.module_tensor(name, attr) for name in names} - {None}
         if not kinds:
             return None
-        return v.MAYBE_TENSOR if "optional" in kinds else v.TENSOR
+        return v.MAYBE_TENSOR if "optional" in kinds else v.STATE
 
     def _attribute_functions(self, info: ClassInfo, attr: str) -> frozenset[str]:
         """The scanned functions `info` stores in `self.attr`, by qualified name (as written, or
@@ -2276,6 +2283,9 @@ _SIZED_BY_NUMBERS = frozenset({
     "rand", "randint", "linspace"})
 # Kinds a value the data decides refines (values.as_data); OTHER: what `max(a, b)` is taken for.
 _PLAIN_NAMES = frozenset(kind.name for kind in (v.TENSOR, v.TENSORS, v.INT, v.FLOAT, v.OTHER))
+# Operations that draw at random: what they give differs on every call, whatever they are given.
+_RANDOM_OPERATIONS = frozenset({"randn_like", "rand_like", "randint_like", "dropout", "bernoulli", "multinomial",
+                                "normal", "normal_", "uniform_", "bernoulli_", "exponential_", "random_"})
 # Builtins whose result on numbers is a number.
 _NUMBER_BUILTINS = frozenset({"max", "min", "abs", "round", "sum"})
 # Reductions that, given no dimension, leave a 0-d tensor: its size does not depend on the data.
