@@ -1,0 +1,145 @@
+import libcst as cst
+
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import ancestors, find_nodes, parent_map
+
+
+class EagerLoopCarriedInput(Rule):
+    id = "BR016"
+    name = "eager-loop-carried-input"
+    kind = "recompile"
+    gb_ids = ()
+    severity = "warning"
+    message = ("this function is called in a loop of a frame TorchDynamo runs eagerly (after a break it cannot "
+               "resume from), given the function's input on the first pass and the previous call's output on the "
+               "next: compiled as a frame of its own, it guards on its input's `requires_grad` (and size), so the "
+               "second call recompiles it")
+    fix_hint = ("fix the break that makes the calling frame run eagerly (see its finding), so the loop is traced "
+                "as a whole; or expect one more compile of the called function")
+    docs = """
+    ## What it does
+    Flags a function or module `forward` (at its first line) that a compiled function calls in a
+    loop, with an argument the loop carries from one pass to the next (`for blk in self.blocks:
+    x = blk(x)`, `x = x + blk(x)`, `tok, h = self.step(tok, h)`), starting from the caller's own
+    input, when the caller has a break TorchDynamo cannot resume from (in the loop, in a `try`,
+    an RNN): only then does the caller run eagerly.
+
+    ## Why is this bad?
+    When TorchDynamo gives up on a frame, it runs it eagerly and compiles each function it calls
+    as a frame of its own. The first pass gives the callee the caller's input, which does not
+    require grad; the next passes give it the previous output, which does (it was computed with
+    the module's parameters): its guard on `requires_grad` fails, and it compiles again (once, in
+    grad mode; both compiled versions stay cached). Layers whose inputs change size recompile too.
+    The extra compile comes on top of the lost whole-loop graph.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+            logger.debug("block done")   # breaks in the loop: forward runs eagerly
+        return x
+    ```
+
+    ## Use instead
+    Remove the break from the loop (log after it, or not under compile); the loop is then traced
+    into one graph and no block is compiled on its own.
+    """
+    invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):  # recompile
+                    return self.fc(x).relu()
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+
+                def forward(self, x):
+                    for blk in self.blocks:
+                        x = blk(x)
+                        print("block done")  # break (another rule)
+                    return x
+        """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    return self.fc(x).relu()
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+
+                def forward(self, x):
+                    for blk in self.blocks:
+                        x = blk(x)  # the loop is traced whole: no block is compiled on its own
+                    return x
+        """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+    )
+
+    def __init__(self) -> None:
+        self.reported: set[str] = set()
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        if not ctx.loop_depth:
+            return
+        carried = [argument.value for argument in node.args if isinstance(argument.value, cst.Name)
+                   and ctx.is_known_tensor(argument.value) and _carried_from_input(argument.value.value, node, ctx)]
+        if not carried:
+            return
+        for callee in ctx.callees(node):
+            if callee.key in self.reported or not (ctx.is_module(ctx.value(node.func)) or (
+                    callee.class_name is not None and ctx.self_is_module())):
+                continue
+            self.reported.add(callee.key)
+            start = callee.node.decorators[0] if callee.node.decorators else callee.node
+            ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
+                                               f"`{carried[0].value}`)", only_if_eager=True)
+
+
+def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
+    """Whether `name` is a parameter of the function, bound nowhere but in the loop around `call`
+    (`x = blk(x)`): the loop's first pass gives the call the input, the next ones what it made."""
+    function = ctx.function.node
+    if name not in {p.name.value for p in (*function.params.posonly_params, *function.params.params)}:
+        return False
+    loop = next((holder for holder in ancestors(call, ctx.memoised(parent_map, ctx.function.top_statement))
+                 if isinstance(holder, (cst.For, cst.While))), None)
+    if loop is None:
+        return False
+    inside = {id(target) for target in _bindings(loop.body, name)}
+    everywhere = _bindings(function.body, name)
+    return bool(inside) and all(id(target) in inside for target in everywhere)
+
+
+def _bindings(block: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The names `name` that assignments and loops in the block bind (targets, unpacked or not)."""
+    targets: list[cst.BaseExpression] = []
+    for node in find_nodes(block, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For), prune=(cst.FunctionDef,
+                                                                                            cst.Lambda)):
+        if isinstance(node, cst.Assign):
+            targets.extend(target.target for target in node.targets)
+        else:
+            targets.append(node.target)
+    return [found for target in targets for found in find_nodes(target, (cst.Name,), prune=(cst.Attribute,
+                                                                                            cst.Subscript))
+            if isinstance(found, cst.Name) and found.value == name]
+
