@@ -1,5 +1,6 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.traverse import ancestors, find_nodes, parent_map
 
@@ -22,7 +23,9 @@ class EagerLoopCarriedInput(Rule):
     loop, with an argument the loop carries from one pass to the next (`for blk in self.blocks:
     x = blk(x)`, `x = x + blk(x)`, `tok, h = self.step(tok, h)`), starting from the caller's own
     input, when the caller has a break TorchDynamo cannot resume from (in the loop, in a `try`,
-    an RNN): only then does the caller run eagerly.
+    an RNN): only then does the caller run eagerly. Only a caller that no scanned code calls (the
+    model's input is its input): one that another module calls may be given an activation, which
+    requires grad from the start.
 
     ## Why is this bad?
     When TorchDynamo gives up on a frame, it runs it eagerly and compiles each function it calls
@@ -99,16 +102,19 @@ class EagerLoopCarriedInput(Rule):
         self.reported: set[str] = set()
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if not ctx.loop_depth:
-            return
+        if not ctx.loop_depth or ctx.is_called:
+            return  # called by scanned code, its input may be an activation that requires grad already
         carried = [argument.value for argument in node.args if isinstance(argument.value, cst.Name)
                    and ctx.is_known_tensor(argument.value) and _carried_from_input(argument.value.value, node, ctx)]
         if not carried:
             return
+        own_method = isinstance(node.func, cst.Attribute) and ctx.value(node.func.value) == v.SELF
+        if not (ctx.is_module(ctx.value(node.func)) or (own_method and ctx.self_is_module())):
+            return  # a layer, or a method of the module itself: what they give requires grad
         for callee in ctx.callees(node):
-            if callee.key in self.reported or not (ctx.is_module(ctx.value(node.func)) or (
-                    callee.class_name is not None and ctx.self_is_module())):
-                continue
+            owner = f"{callee.module.name}.{callee.class_name}"
+            if callee.key in self.reported or owner in ctx.call_sites.per_instance_compiles:
+                continue  # compiled layer by layer: BR006's, whose guard TorchDynamo reports first
             self.reported.add(callee.key)
             start = callee.node.decorators[0] if callee.node.decorators else callee.node
             ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
