@@ -72,6 +72,25 @@ class EagerLoopCarriedInput(Rule):
                         print("block done")  # break (another rule)
                     return x
         """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.Linear(8, 8)
+
+                def _step(self, h):  # recompile
+                    return torch.tanh(self.cell(h))
+
+                def forward(self, h):
+                    for _ in range(3):
+                        h = self._step(h)
+                        if h.sum() > 0:  # break (another rule)
+                            h = h * 0.5
+                    return h
+        """, entry="Decoder()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
     )
     valid = (
         Example("""
@@ -115,10 +134,22 @@ class EagerLoopCarriedInput(Rule):
             owner = f"{callee.module.name}.{callee.class_name}"
             if callee.key in self.reported or owner in ctx.call_sites.per_instance_compiles:
                 continue  # compiled layer by layer: BR006's, whose guard TorchDynamo reports first
+            if own_method and not _calls_a_layer(callee, ctx):
+                continue  # what it gives requires grad only where its input does
             self.reported.add(callee.key)
             start = callee.node.decorators[0] if callee.node.decorators else callee.node
             ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
                                                f"`{carried[0].value}`)", only_if_eager=True)
+
+
+def _calls_a_layer(method, ctx) -> bool:
+    """Whether a method of the module calls one of its layers (`self.lm_head(h)`): a call of
+    `self.<name>` where `name` is no method of its class."""
+    info = ctx.find_class(f"{method.module.name}.{method.class_name}")
+    return info is not None and any(
+        isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+        and ctx.method_of(info, call.func.attr.value) is None
+        for call in find_nodes(method.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda)))
 
 
 def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
