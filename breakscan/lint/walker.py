@@ -596,11 +596,7 @@ class RegionWalker(cst.CSTVisitor):
             return found
         operands = _operands(node) if not isinstance(node, cst.Attribute) else [node.value]
         kinds = [self.value(operand) for operand in operands]
-        if any(v.is_state(kind) for kind in kinds) and all(
-                v.is_state(kind) or v.is_plain(kind) or isinstance(kind, v.ModuleValue) or kind == v.SELF
-                for kind in kinds):
-            return v.STATE
-        return found
+        return v.STATE if any(map(v.is_state, kinds)) and all(map(_same_every_call, kinds)) else found
 
     def _made_from_data(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         """A number read out of a tensor, or a tensor sized by its data, where the graph breaks:
@@ -613,9 +609,7 @@ class RegionWalker(cst.CSTVisitor):
     def _reads_only_state(self, node: cst.Call | cst.Subscript) -> bool:
         """Whether what the node reads is what the module holds (values.STATE) or Python values:
         nothing the call's inputs decide."""
-        kinds = [self.value(operand) for operand in _operands(node)]
-        return all(v.is_state(kind) or v.is_plain(kind) or kind in (v.OTHER, v.SELF) or isinstance(kind, v.ModuleValue)
-                   for kind in kinds)
+        return all(_same_every_call(self.value(operand)) for operand in _operands(node))
 
     def _numpy_of_numbers(self, node: cst.BaseExpression) -> bool:
         """`np.prod(h.shape[2:])`: a NumPy result computed from Python numbers and sizes only, which
@@ -2291,6 +2285,11 @@ _NUMBER_BUILTINS = frozenset({"max", "min", "abs", "round", "sum"})
 # Reductions that, given no dimension, leave a 0-d tensor: its size does not depend on the data.
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "all", "any", "std", "var",
                               "count_nonzero", "numel", "logsumexp", "median"})
+
+
+def _same_every_call(kind: v.Value) -> bool:
+    """What the module holds, a Python value, the module or an object: nothing the inputs decide."""
+    return v.is_state(kind) or v.is_plain(kind) or kind == v.SELF or isinstance(kind, v.ModuleValue)
 
 
 def _called_name(node: cst.BaseExpression) -> str | None:
