@@ -33,7 +33,17 @@ from breakscan.lint.index import (
 )
 from breakscan.lint.names import dotted_name, names_a_class
 from breakscan.lint.traverse import find_nodes, subtree_ids
-from breakscan.lint.walker import TENSOR_CLASSES, FunctionResult, Handler, N, RawFinding, RegionWalker, T, exclusive
+from breakscan.lint.walker import (
+    TENSOR_CLASSES,
+    CallSite,
+    FunctionResult,
+    Handler,
+    N,
+    RawFinding,
+    RegionWalker,
+    T,
+    exclusive,
+)
 
 if TYPE_CHECKING:
     import networkx as nx  # imported where a graph is built: a warm run never needs it (0.2 s)
@@ -959,6 +969,21 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
     return True
 
 
+def _unconditional_break(finding: RawFinding) -> bool:
+    return finding.severity == "error" and not finding.arms and not finding.only_if_eager and not _conditional(finding)
+
+
+def _sites(result: FunctionResult) -> list[tuple[CallSite, list[str]]]:
+    """Each call site with the keys of every function called at its node: a call that may run
+    several functions (a method of each class the object may be) breaks for certain only when
+    each of them does. (The `__init__`, `__enter__` and `__exit__` a `with Timer():` runs are
+    three calls at one node.)"""
+    callees: dict[tuple[int, int], list[str]] = {}
+    for site in result.calls:
+        callees.setdefault((id(site.node), site.order), []).append(site.callee.key)
+    return [(site, callees[id(site.node), site.order]) for site in result.calls]
+
+
 def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:
     """TorchDynamo cannot resume a frame inside a loop or inside a `try` block's body: a break
     there (in the function itself or in a helper it calls there) makes it run the rest of the
@@ -980,16 +1005,24 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
+    surely: dict[str, bool] = {}
+
+    def surely_breaks(key: str) -> bool:
+        """Whether the function breaks on every path: a break, or a call of functions that each
+        surely break, in no branch of it."""
+        if key not in surely:
+            surely[key] = False
+            result = results.get(key)
+            surely[key] = result is not None and (
+                any(_unconditional_break(f) for f in result.findings)
+                or any(not s.arms and all(map(surely_breaks, keys)) for s, keys in _sites(result)))
+        return surely[key]
+
     for result in results.values():
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
-        # A call that may run several functions (a method of each class the object may be)
-        # breaks for certain only when each of them does.
-        # (The `__init__`, `__enter__` and `__exit__` a `with Timer():` runs are three calls at one node.)
-        callees: dict[tuple[int, int], list[str]] = {}
-        for site in result.calls:
-            callees.setdefault((id(site.node), site.order), []).append(site.callee.key)
-        breaking_calls = [s for s in result.calls if all(map(breaks, callees[id(s.node), s.order]))]
+        sites = _sites(result)
+        breaking_calls = [s for s, keys in sites if all(map(breaks, keys))]
         # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
         skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
                  + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
@@ -998,10 +1031,19 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
         if skip_from is not None:  # the frame traced then started after the last break before it, or at the top
             eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
                               if o < skip_from), default=-1)
+        # The same, from the give-ups that happen on every path through the function.
+        sure_skips = ([f.order for f in certain if (f.in_loop or f.in_try) and _unconditional_break(f)]
+                      + [s.order for s, keys in sites if (s.in_loop or s.in_try) and not s.arms
+                         and all(map(surely_breaks, keys))] + [order for order, arms in result.frame_skips if not arms])
+        surely_eager_from = None
+        if sure_skips:
+            surely_eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
+                                     if o < min(sure_skips)), default=-1)
         kept = []
         for finding in result.findings:
             if finding.only_if_eager:
-                if eager_from is not None and finding.order > eager_from:
+                since = surely_eager_from if finding.surely_eager else eager_from
+                if since is not None and finding.order > since:
                     kept.append(finding)
             elif finding.own_frame or not any(order < finding.order and not exclusive(arms, finding.arms)
                                               for order, arms in skips):

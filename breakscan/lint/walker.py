@@ -55,6 +55,9 @@ class RawFinding:
     # It breaks only where the code runs eagerly, after a break TorchDynamo cannot resume from
     # (a comprehension then compiled as a frame of its own); kept or dropped by the region pass.
     only_if_eager: bool = False
+    # With `only_if_eager`: only where a break on every path makes the code run eagerly (one in a
+    # branch, or in a helper's branch, may not happen).
+    surely_eager: bool = False
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
     # It breaks only when none of these functions (by key) breaks first; dropped by the region pass
@@ -373,16 +376,16 @@ class RegionContext:
                      for name, value in named)
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None, *,
-                  only_if_eager: bool = False) -> None:
+                  only_if_eager: bool = False, surely_eager: bool = False) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
         when this code builds the object): the finding is placed there, with this chain. That
         function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
         cannot resume from: the construct breaks there either way. `only_if_eager`: it breaks only
-        then (see `report`)."""
+        then (see `report`); `surely_eager`: only when a break on every path makes it run eagerly."""
         walker = self._walker
         walker.result.findings.append(
             RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events),
-                       own_frame=True, only_if_eager=only_if_eager))
+                       own_frame=True, only_if_eager=only_if_eager or surely_eager, surely_eager=surely_eager))
 
     # -- project lookups -------------------------------------------------------------------
     def memoised(self, compute: Callable[[N], T], node: N) -> T:
@@ -1711,6 +1714,12 @@ class RegionWalker(cst.CSTVisitor):
                 values = v.held(owner)
                 if values is not None:
                     return values if view == "values" else v.container(items=(v.STR, values), sort="tuple")
+        if isinstance(iterable, cst.Call) and iterable.args:
+            called = self.qualname(iterable.func)
+            if called == "builtins.range":
+                return v.INT
+            if called == "builtins.reversed":
+                return self._iterated(iterable.args[0].value)
         return self._element_of(self.value(iterable))
 
     def sort_keys(self, items: cst.BaseExpression, key: cst.BaseExpression | None) -> v.Value:

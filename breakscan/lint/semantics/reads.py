@@ -57,3 +57,17 @@ def _bound_names(function: cst.FunctionDef) -> frozenset[int]:
             targets.append(node.asname.name)
     return frozenset(id(name) for target in targets for name in find_nodes(target, (cst.Name,), prune=(
         cst.Attribute, cst.Subscript)))
+
+
+def first_reads(function: cst.FunctionDef) -> dict[str, cst.Name]:
+    """Each name's first read in the function's body, in source order (not in the functions it
+    defines, which read it when called): where TorchDynamo, compiling the function as a frame of
+    its own, guards a Python number it was given."""
+    bound = _bound_names(function)
+    labels = {id(node.attr) for node in find_nodes(function.body, (cst.Attribute,))} | {
+        id(node.keyword) for node in find_nodes(function.body, (cst.Arg,)) if isinstance(node, cst.Arg) and node.keyword}
+    found: dict[str, cst.Name] = {}
+    for node in find_nodes(function.body, (cst.Name,), prune=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if isinstance(node, cst.Name) and id(node) not in bound and id(node) not in labels:
+            found.setdefault(node.value, node)
+    return found
