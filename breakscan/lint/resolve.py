@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.machinery
 import importlib.util
 import os
 import site
@@ -50,7 +51,7 @@ class FollowPolicy:
     packages: tuple[str, ...] = ()
 
     def follows(self, package: str, from_project: bool) -> bool:
-        if package in _TORCH_PACKAGES or package in _dynamo_skipped_packages():
+        if package in _TORCH_PACKAGES or package in dynamo_skipped_packages():
             return False
         return package in self.packages or (self.everything and from_project)
 
@@ -231,7 +232,7 @@ def _install_locations() -> tuple[str, ...]:
 
 
 @functools.cache
-def _dynamo_skipped_packages() -> frozenset[str]:
+def dynamo_skipped_packages() -> frozenset[str]:
     """Third-party packages TorchDynamo never traces (its `THIRDPARTY_SKIPLIST`), read from the
     installed torch's source without importing torch; empty when torch is not installed."""
     try:
@@ -254,3 +255,90 @@ def _dynamo_skipped_packages() -> frozenset[str]:
             except ValueError:
                 return frozenset()
     return frozenset()
+
+
+# -- compiled extensions ----------------------------------------------------------------------------
+# Packages whose compiled code TorchDynamo handles itself (torch's operators; NumPy through
+# torch._numpy), and the standard library's (other rules know which of its functions break).
+_NOT_EXTENSION_CALLS = frozenset({*_TORCH_PACKAGES, "numpy", "builtins", *sys.stdlib_module_names})
+_REEXPORT_DEPTH = 4
+
+
+def compiled_extension(qualified: str, importer: str) -> str | None:
+    """The compiled extension module (a C, C++ or Cython `.so`/`.pyd` file) that defines what the
+    dotted name `qualified` names, as imported from the file `importer`, found without importing
+    anything: the name is an attribute of such a module (`my_kernels.forward`), or a package
+    module re-exports it from one by `from ... import` (`scipy.optimize.linear_sum_assignment`
+    comes from `scipy.optimize._lsap`). None for Python code, for what torch, NumPy and the
+    standard library define, and for names bound some other way."""
+    if qualified.partition(".")[0] in _NOT_EXTENSION_CALLS:
+        return None
+    directory = os.path.dirname(os.path.abspath(importer))
+    top = _top_package(directory)
+    roots = [os.path.dirname(top) if top is not None else directory, *_project_roots(directory),
+             *_install_locations()]
+    return _defining_extension(qualified, tuple(dict.fromkeys(roots)), 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _defining_extension(qualified: str, roots: tuple[str, ...], depth: int) -> str | None:
+    parts = qualified.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # the longest prefix that is a module
+        found = _module_file(roots, tuple(parts[:cut]))
+        if found is None:
+            continue
+        path, is_extension = found
+        if is_extension:
+            return path
+        source = _reexported(path, ".".join(parts[:cut]), parts[cut]) if cut == len(parts) - 1 else None
+        return _defining_extension(source, roots, depth + 1) if source and depth < _REEXPORT_DEPTH else None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_file(roots: tuple[str, ...], parts: tuple[str, ...]) -> tuple[str, bool] | None:
+    """The file of module `parts` under the first root that has it, as Python's finder looks:
+    a package, then an extension, then a source file; with whether it is an extension."""
+    if not all(part.isidentifier() for part in parts):
+        return None
+    for root in roots:
+        base = os.path.join(root, *parts)
+        if os.path.isfile(os.path.join(base, "__init__.py")):
+            return os.path.join(base, "__init__.py"), False
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if os.path.isfile(base + suffix):
+                return base + suffix, True
+        if os.path.isfile(base + ".py"):
+            return base + ".py", False
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _reexported(path: str, module: str, name: str) -> str | None:
+    """Where the module at `path` takes `name` from, when its last top-level binding of it is a
+    `from <module> import <name>` (in `try`/`if` blocks too): the qualified name there."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+    package = module if os.path.basename(path) == "__init__.py" else module.rpartition(".")[0]
+    source = None
+    statements = list(tree.body)
+    while statements:
+        statement = statements.pop(0)
+        if isinstance(statement, (ast.Try, ast.If)):
+            statements[:0] = [*statement.body, *(s for h in getattr(statement, "handlers", ()) for s in h.body),
+                              *statement.orelse]
+        elif isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name and alias.name != "*":
+                    base = package.split(".")[:len(package.split(".")) - statement.level + 1] if statement.level else []
+                    source = ".".join([*base, *([statement.module] if statement.module else []), alias.name])
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name == name:
+            source = None
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == name
+                for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])):
+            source = None
+    return source

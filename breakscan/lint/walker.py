@@ -21,6 +21,7 @@ from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract
 from breakscan.lint.names import dotted_name, import_bindings, name_pattern
+from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -398,6 +399,11 @@ class RegionContext:
 
     def find_function(self, qualified: str) -> FunctionInfo | None:
         return self._walker.project.find_function(qualified)
+
+    def compiled_extension(self, qualified: str) -> str | None:
+        """The compiled extension module (`.so`/`.pyd` file) that defines what `qualified` names,
+        as this function's file imports it (see resolve.compiled_extension)."""
+        return compiled_extension(qualified, self._walker.function.module.path)
 
     def is_module_class(self, info: ClassInfo) -> bool:
         """Whether the class is an nn.Module, through its scanned bases."""

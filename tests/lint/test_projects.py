@@ -102,7 +102,7 @@ def test_follow_never_reads_torch_nor_packages_dynamo_skips():
     policy = FollowPolicy(everything=True)
     assert policy.follows("vqlib", from_project=True)
     assert not policy.follows("torch", from_project=True)
-    if resolve._dynamo_skipped_packages():  # read from the installed torch's trace rules, when torch is there
+    if resolve.dynamo_skipped_packages():  # read from the installed torch's trace rules, when torch is there
         assert not policy.follows("numpy", from_project=True)
 
 

@@ -11,6 +11,7 @@ import libcst as cst
 
 from breakscan.lint import catalogue
 from breakscan.lint import values as v
+from breakscan.lint.resolve import dynamo_skipped_packages
 
 # Standard-library callables that TorchDynamo 2.13 cannot trace, each verified to break, with the
 # GB id it reports. Whole modules are listed where every function tried broke.
@@ -36,8 +37,14 @@ NUMPY_UNTRACED_NAMES = frozenset({
         "BitGenerator", "Generator", "MT19937", "PCG64", "PCG64DXSM", "Philox", "RandomState", "SFC64",
         "SeedSequence")),
 })
-# The third-party entries above: the message must not call them standard library.
-THIRD_PARTY_MODULES = frozenset({"tqdm"})
+
+
+def on_skip_list(qualified: str) -> bool:
+    """Whether the name is of a third-party package TorchDynamo never traces: tqdm (verified), and
+    those on the installed torch's `THIRDPARTY_SKIPLIST` (pandas, sklearn, networkx...), except
+    NumPy, which it traces through torch._numpy."""
+    top = qualified.partition(".")[0]
+    return top == "tqdm" or (top != "numpy" and top in dynamo_skipped_packages())
 UNTRACEABLE_CALLS = {
     # clocks and identities (the `time` module has its own rule, time-call)
     "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.datetime.today": "GB0156",
@@ -71,6 +78,8 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return UNTRACEABLE_CALLS[qualified]
     if "." in qualified and qualified.split(".", 1)[0] in UNTRACEABLE_MODULES:
         return UNTRACEABLE_MODULES[qualified.split(".", 1)[0]]
+    if on_skip_list(qualified):
+        return "GB0007"
     if qualified.startswith("numpy.") and qualified.rpartition(".")[0] not in NUMPY_TRACED_MODULES:
         return "GB0007"
     if qualified in NUMPY_UNTRACED_NAMES:

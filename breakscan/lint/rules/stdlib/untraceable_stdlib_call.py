@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint import catalogue
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.untraceable import THIRD_PARTY_MODULES, generator_break, untraceable_gb_id
+from breakscan.lint.semantics.untraceable import generator_break, on_skip_list, untraceable_gb_id
 
 
 class UntraceableStdlibCall(Rule):
@@ -13,8 +13,8 @@ class UntraceableStdlibCall(Rule):
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
     ## What it does
-    Flags standard-library calls that TorchDynamo 2.13 cannot trace, and calls of `tqdm`, a
-    third-party library on its skip list, from a table verified against it:
+    Flags standard-library calls that TorchDynamo 2.13 cannot trace, and calls into third-party
+    packages on its skip list, from a table verified against it:
 
     | calls | GB id |
     |---|---|
@@ -28,7 +28,7 @@ class UntraceableStdlibCall(Rule):
     | `datetime.datetime.now/utcnow/today/fromtimestamp`, `datetime.date.today` | GB0156 |
     | `json.dumps/loads`, `io.StringIO/BytesIO` | GB0156 |
     | `secrets.*` | GB0008 |
-    | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`: on TorchDynamo's third-party skip list) | GB0007 |
+    | `tqdm.*` (`tqdm`, `trange`, `tqdm.auto.*`), and every package on the installed torch's third-party skip list (`THIRDPARTY_SKIPLIST`: `pandas`, `sklearn`, `networkx`...; NumPy aside) | GB0007 |
     | NumPy outside `numpy`, `numpy.fft`, `numpy.linalg`, `numpy.random` (`np.polynomial.*`, `np.lib.*`, `np.ma.*`) | GB0007 |
     | `np.random.SeedSequence/Generator/RandomState/PCG64...`, `np.recarray` (defined outside those modules) | GB0156 |
     | NumPy functions `torch._numpy` has no counterpart for (`np.interp`, `np.nanmean`, `np.isin`, `np.digitize`, `np.random.beta`...; the list is read from the installed torch into the catalogue) | GB0294 |
@@ -147,6 +147,16 @@ class UntraceableStdlibCall(Rule):
                 return y + 1
         """),
         Example("""
+            import networkx as nx
+            import torch
+
+            @torch.compile
+            def fn(x):
+                y = x.relu()
+                ring = nx.cycle_graph(x.shape[0])  # break
+                return y * 2, ring
+        """),
+        Example("""
             import math
             import torch
 
@@ -233,9 +243,12 @@ class UntraceableStdlibCall(Rule):
             return
         if untraceable_gb_id(qualified) is None:
             return
-        if qualified.split(".", 1)[0] in THIRD_PARTY_MODULES:
-            ctx.report(self, node, f"`{qualified}` is on TorchDynamo's third-party skip list and cannot be traced: "
-                                   "the graph breaks here (and again where a loop iterates it)")
+        if on_skip_list(qualified):
+            if ctx.find_function(qualified) is not None or ctx.find_class(qualified) is not None:
+                return  # a module of the scanned code that shares the package's name
+            ctx.report(self, node, f"`{qualified}` is in a package on TorchDynamo's third-party skip list "
+                                   f"(`{qualified.partition('.')[0]}`), which it never traces: the graph breaks here "
+                                   "(and again where a loop iterates what it gives)")
         else:
             if qualified in catalogue.load().numpy_without_torch_equivalent:
                 ctx.report(self, node, f"`{qualified}` has no counterpart in torch._numpy, through which TorchDynamo "
