@@ -274,10 +274,21 @@ def compiled_extension(qualified: str, importer: str) -> str | None:
     if qualified.partition(".")[0] in _NOT_EXTENSION_CALLS:
         return None
     directory = os.path.dirname(os.path.abspath(importer))
+    # Re-exports are followed in other packages only: reading the importer's own package's modules
+    # (transformers' large `__init__` files) costs more than the kernels its Python code names directly.
+    own = _top_package(directory)
+    follow = own is None or qualified.partition(".")[0] != os.path.basename(own)
+    return _defining_extension(qualified, _extension_roots(directory), _REEXPORT_DEPTH if not follow else 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _extension_roots(directory: str) -> tuple[str, ...]:
+    """Where modules imported from `directory` are looked for: its import root, the project's
+    roots, and the installed packages."""
     top = _top_package(directory)
     roots = [os.path.dirname(top) if top is not None else directory, *_project_roots(directory),
              *_install_locations()]
-    return _defining_extension(qualified, tuple(dict.fromkeys(roots)), 0)
+    return tuple(dict.fromkeys(roots))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -290,8 +301,10 @@ def _defining_extension(qualified: str, roots: tuple[str, ...], depth: int) -> s
         path, is_extension = found
         if is_extension:
             return path
-        source = _reexported(path, ".".join(parts[:cut]), parts[cut]) if cut == len(parts) - 1 else None
-        return _defining_extension(source, roots, depth + 1) if source and depth < _REEXPORT_DEPTH else None
+        if cut != len(parts) - 1 or depth >= _REEXPORT_DEPTH:
+            return None
+        source = _reexports(path, ".".join(parts[:cut])).get(parts[cut])
+        return _defining_extension(source, roots, depth + 1) if source else None
     return None
 
 
@@ -313,17 +326,18 @@ def _module_file(roots: tuple[str, ...], parts: tuple[str, ...]) -> tuple[str, b
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def _reexported(path: str, module: str, name: str) -> str | None:
-    """Where the module at `path` takes `name` from, when its last top-level binding of it is a
-    `from <module> import <name>` (in `try`/`if` blocks too): the qualified name there."""
+@functools.lru_cache(maxsize=256)
+def _reexports(path: str, module: str) -> dict[str, str | None]:
+    """The names the module at `path` (module `module`) binds at top level (in `try`/`if` blocks
+    too), each with the qualified name it takes it from when its last binding is a
+    `from <module> import <name>`, else None."""
     try:
         with open(path, encoding="utf-8") as handle:
             tree = ast.parse(handle.read())
     except (OSError, SyntaxError, ValueError, RecursionError):
-        return None
+        return {}
     package = module if os.path.basename(path) == "__init__.py" else module.rpartition(".")[0]
-    source = None
+    bound: dict[str, str | None] = {}
     statements = list(tree.body)
     while statements:
         statement = statements.pop(0)
@@ -331,14 +345,15 @@ def _reexported(path: str, module: str, name: str) -> str | None:
             statements[:0] = [*statement.body, *(s for h in getattr(statement, "handlers", ()) for s in h.body),
                               *statement.orelse]
         elif isinstance(statement, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - statement.level + 1] if statement.level else []
             for alias in statement.names:
-                if (alias.asname or alias.name) == name and alias.name != "*":
-                    base = package.split(".")[:len(package.split(".")) - statement.level + 1] if statement.level else []
-                    source = ".".join([*base, *([statement.module] if statement.module else []), alias.name])
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name == name:
-            source = None
-        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Name) and t.id == name
-                for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])):
-            source = None
-    return source
+                if alias.name != "*":
+                    bound[alias.asname or alias.name] = ".".join(
+                        [*base, *([statement.module] if statement.module else []), alias.name])
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[statement.name] = None
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            for target in statement.targets if isinstance(statement, ast.Assign) else [statement.target]:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = None
+    return bound
