@@ -41,6 +41,7 @@ from breakscan.lint.values import (
     STR,
     TENSOR,
     UNKNOWN,
+    VARYING_BOOL,
     VARYING_FLOAT,
     VARYING_INT,
     VARYING_STR,
@@ -222,6 +223,8 @@ class CallSites:
     # qualified compiled function or class -> (the declared calls, as written, when they give a
     # tensor argument of other dtypes; the dtypes, in call order)
     varying_dtypes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # the same, when they give a tensor argument that requires grad on some calls only: the calls
+    varying_grads: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def merged(all_sites: Iterable[CallSites]) -> CallSites:
@@ -241,6 +244,8 @@ class CallSites:
                 merged.varying_shapes.setdefault(key, shaped)
             for key, typed in sites.varying_dtypes.items():
                 merged.varying_dtypes.setdefault(key, typed)
+            for key, calls in sites.varying_grads.items():
+                merged.varying_grads.setdefault(key, calls)
         return merged
 
 
@@ -398,6 +403,8 @@ def _declared_targets(index: ModuleIndex, module: cst.Module) -> set[str]:
 
 
 _TENSOR_FACTORIES = frozenset(f"torch.{name}" for name in ("randn", "rand", "zeros", "ones", "empty"))
+# Factories whose sizes a declared call writes out: as the arguments, or as one tuple argument.
+_SIZED_FACTORIES = _TENSOR_FACTORIES | {"torch.randint", "torch.full"}
 
 
 def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, inputs: str) -> None:
@@ -459,6 +466,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         dtypes = [_declared_dtype(call[position], index) for call in calls]
         if None not in dtypes and len(set(dtypes)) > 1:
             index.call_sites.varying_dtypes.setdefault(key, (source, tuple(d for d in dtypes if d is not None)))
+        grads = {_declared_requires_grad(call[position], index) for call in calls}
+        if grads == {True, False}:
+            index.call_sites.varying_grads.setdefault(key, source)
         signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
@@ -587,8 +597,9 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
     if len(known) == 1:
         kind = known.pop()
         texts = {argument.value for argument in arguments if isinstance(argument, ast.Constant)}
-        if len(texts) > 1 and kind in (STR, INT, FLOAT):
-            return VARYING_STR if kind == STR else VARYING_INT if kind == INT else VARYING_FLOAT
+        if len(texts) > 1 and kind in (STR, INT, FLOAT, BOOL):
+            return {STR.name: VARYING_STR, INT.name: VARYING_INT, FLOAT.name: VARYING_FLOAT, BOOL.name: VARYING_BOOL}[
+                kind.name]
         return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
     return MAYBE_TENSOR if known == {TENSOR, NONE} else None
 
@@ -623,6 +634,29 @@ def _declared_dtype(argument: ast.expr, index: ModuleIndex) -> str | None:
     return made if given is None else _dtype_named(given, index)
 
 
+def _declared_requires_grad(argument: ast.expr, index: ModuleIndex) -> bool | None:
+    """Whether a tensor a declared argument makes requires grad, where it is written out
+    (`torch.randn(4, 8).requires_grad_()`, `torch.zeros(3, requires_grad=True)`); None when the
+    argument is no tensor made there."""
+    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and isinstance(
+            argument.func.value, ast.Call):
+        method = argument.func.attr
+        if method == "requires_grad_":  # the last one applied comes first
+            given = argument.args[0] if argument.args else next(
+                (k.value for k in argument.keywords if k.arg == "requires_grad"), None)
+            return True if given is None else (given.value if isinstance(given, ast.Constant) and isinstance(
+                given.value, bool) else None)
+        if method == "detach":
+            return False
+        argument = argument.func.value  # a cast or a view keeps what the tensor it is made from has
+    if not (isinstance(argument, ast.Call) and index.qualify(ast.unparse(argument.func)) in _MAKES_TENSOR):
+        return None
+    given = next((k.value for k in argument.keywords if k.arg == "requires_grad"), None)
+    if given is None:
+        return False
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, bool) else None
+
+
 def _dtype_named(node: ast.expr, index: ModuleIndex) -> str | None:
     """`torch.float64` -> "float64"."""
     name = index.qualify(ast.unparse(node)) if isinstance(node, (ast.Attribute, ast.Name)) else None
@@ -640,13 +674,19 @@ def _literal_signature(argument: ast.expr, index: ModuleIndex) -> tuple[str, obj
         number = None
     if isinstance(number, (int, float)) and not isinstance(number, bool):
         return type(number).__name__, number
-    if isinstance(argument, ast.Call) and index.qualify(ast.unparse(argument.func)) in _TENSOR_FACTORIES:
+    made = index.qualify(ast.unparse(argument.func)) if isinstance(argument, ast.Call) else None
+    if not isinstance(argument, ast.Call) or made not in _SIZED_FACTORIES:
+        return None
+    written = next((k.value for k in argument.keywords if k.arg == "size"), None)
+    if made in _TENSOR_FACTORIES and written is None:
         sizes = [a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a] for a in argument.args]
-        try:
-            return "shape", tuple(ast.literal_eval(size) for group in sizes for size in group)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-    return None
+    else:  # `torch.randint(0, 100, (2, 7))`, `torch.full((2, 3), 0.5)`: the size is one argument
+        written = written or (argument.args[0] if made == "torch.full" else argument.args[-1] if argument.args else None)
+        sizes = [written.elts] if isinstance(written, (ast.Tuple, ast.List)) else []
+    try:
+        return ("shape", tuple(ast.literal_eval(size) for group in sizes for size in group)) if sizes else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _runtime_globals(module: cst.Module) -> frozenset[str]:

@@ -81,6 +81,9 @@ VARYING_STR = Kind("varying-str", family="str")
 # (BR002, BR007): guarded where the code first uses it, in a helper it is passed to too.
 VARYING_INT = Kind("varying-int", family="int")
 VARYING_FLOAT = Kind("varying-float", family="float")
+# A root's bool parameter the declared calls give both values (`output_attentions=False`, then
+# True): TorchDynamo specialises bools (never dynamic), so each value compiles once (BR018).
+VARYING_BOOL = Kind("varying-bool", family="bool")
 # A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
 # where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
 MODE = Kind("training-mode", family="bool")
@@ -288,6 +291,10 @@ def is_mode(value: Value) -> bool:
 
 def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
+
+
+def is_varying_bool(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == VARYING_BOOL.name
 
 
 def varying_number(value: Value) -> str | None:

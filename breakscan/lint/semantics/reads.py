@@ -26,9 +26,13 @@ class FirstReads:
         self.after_dot.add(id(node.attr))
 
     def first_read(self, node: cst.Name, ctx) -> bool:
-        """Whether this is the function's first read of the name (passing it on, or binding it, is none)."""
-        if id(node) in self.after_dot or node.value in self.read or self.passed_on(node, ctx) or id(node) in ctx.memoised(
+        """Whether this is the function's first read of the name (passing it on, or binding it, is
+        none; once passed on, the helper has read it, and guarded it there)."""
+        if id(node) in self.after_dot or node.value in self.read or id(node) in ctx.memoised(
                 _bound_names, ctx.function.node):
+            return False
+        if self.passed_on(node, ctx):
+            self.read.add(node.value)
             return False
         self.read.add(node.value)
         return True

@@ -20,10 +20,11 @@ class ContainerAttributeGrown(Rule):
     Flags a list, dict or set attribute of an `nn.Module` (built as `[]`, `{}`, `set()`... in
     `__init__`), or of the object whose method is compiled, that the compiled code adds to
     (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
-    taking anything out of it in the same function (`pop`, `remove`, `clear`, `discard`, `del`, or
-    storing a new container). Reported where TorchDynamo installs the guard that fails: where the
-    function first reads a list or a set; for a dict, where it first tests a key (`if key not in
-    self.cache:`, guarded as a constant), else where it gives it a key (the guard on its
+    taking anything out of it on every call (`pop`, `remove`, `clear`, `discard`, `del`, or
+    storing a new container, outside any `if`: a cache evicted only when full grows until then).
+    Reported where TorchDynamo installs the guard that fails: where the function first reads a
+    list or a set; for a dict, where it first tests a key (`if key not in self.cache:`, guarded as
+    a constant), else where `len()` reads it, else where it gives it a key (the guard on its
     emptiness: after a lookup in a `try`, say).
 
     ## Why is this bad?
@@ -121,6 +122,20 @@ class ContainerAttributeGrown(Rule):
                 def forward(self, x):
                     return x + self.grid(x.shape[0])
         """, entry="Anchors()", inputs="[torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            class Recent(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.means = {}
+
+                def forward(self, x):
+                    if len(self.means) >= 8:  # recompile
+                        self.means.pop(next(iter(self.means)))  # evicted when full only: it grows until then
+                    self.means[len(self.means)] = x.mean()
+                    return x * 2
+        """, entry="Recent()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -149,6 +164,7 @@ class ContainerAttributeGrown(Rule):
 
     def __init__(self) -> None:
         self.first_reads: dict[str, cst.Attribute] = {}  # attribute -> its first read in the function
+        self.sized: dict[str, cst.Attribute] = {}  # attribute -> its first `len(...)` in the function
         self.reported: set[str] = set()
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -160,6 +176,10 @@ class ContainerAttributeGrown(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _GROWING:
             self._grown(func.value, ctx)
+        elif len(node.args) == 1 and isinstance(node.args[0].value, cst.Attribute) and ctx.qualname(func) == "builtins.len":
+            name = persistent_attribute(node.args[0].value, ctx)
+            if name is not None:
+                self.sized.setdefault(name, node.args[0].value)
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         if isinstance(node.operator, cst.AddAssign):
@@ -185,7 +205,9 @@ class ContainerAttributeGrown(Rule):
         else:
             read = self.first_reads[name]
             if sort == "dict" and not _tests_constant_key(read, ctx):
-                read = holder  # the guard that fails is on its emptiness, which its first key installs
+                # The guard that fails is on its length or emptiness: where `len()` reads it, else
+                # where its first key is stored.
+                read = self.sized.get(name, holder)
             what = "a dict attribute of the module is given a key" if sort == "dict" else (
                 "a set attribute of the module is given an element")
             ctx.report(self, read, f"{what} in compiled code: TorchDynamo guards on whether it is empty (a set, on "
@@ -211,9 +233,10 @@ _SHRINKING = frozenset({"pop", "popitem", "remove", "discard", "clear"})
 
 def _shrunk_attributes(function: cst.FunctionDef) -> frozenset[str]:
     """The attributes of `self` the function takes something out of, or stores anew
-    (`self.items = []`): what it adds to them may not change their length from call to call."""
+    (`self.items = []`), on every call: what it adds to them may not change their length from call
+    to call. Not in a branch: a cache evicted when full (`if len(self.cache) >= n:`) grows until then."""
     shrunk = set()
-    for node in find_nodes(function.body, (cst.Call, cst.Assign, cst.Del)):
+    for node in find_nodes(function.body, (cst.Call, cst.Assign, cst.Del), prune=(cst.If, cst.IfExp)):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _SHRINKING:

@@ -24,7 +24,9 @@ class GlobalNumberUpdated(Rule):
     `BREAKSCAN_TARGETS` declares sets
     (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), or a module-level dict whose
     entries such a function changes (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
-    compiled code (a warning). Reported where TorchDynamo installs its guard: the read.
+    compiled code (a warning); or an entry of a module-level dict that the compiled code counts up
+    itself (`STATE["step"] += 1`: a warning, as the entry may hold a tensor). Reported where
+    TorchDynamo installs its guard: the read.
 
     ## Why is this bad?
     TorchDynamo treats a global int, float or bool as a constant and guards on its value
@@ -143,6 +145,16 @@ class GlobalNumberUpdated(Rule):
                     return x * 2
                 return x
         """, inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
+            STATE = {"step": 0}
+
+            @torch.compile
+            def fn(x):
+                STATE["step"] += 1  # recompile
+                return x * 2
+        """, inputs="[torch.randn(4), torch.randn(4), torch.randn(4)]"),
     )
     valid = (
         Example("""
@@ -216,6 +228,13 @@ class GlobalNumberUpdated(Rule):
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         target = node.target
+        if isinstance(target, cst.Subscript) and _counted_entry(node, ctx):
+            ctx.report(self, target, f"an entry of the module-level dict `{ctx.code(target.value)}` is read here and "
+                                     "counted up by the compiled code: TorchDynamo guards on the entry's value (a "
+                                     "number held in a dict is never made dynamic), so every call recompiles, until "
+                                     f"the recompile limit ({ctx.dynamo.number('recompile_limit')}), if the entry "
+                                     "holds a Python number", severity="warning")
+            return
         if isinstance(target, cst.Name) and target.value in self._declared(ctx):
             self.first_reads.setdefault(target.value, target)  # `CALLS += 1` reads it first
             self.stores.add(id(target))
@@ -259,6 +278,18 @@ class GlobalNumberUpdated(Rule):
 
 
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL)
+
+
+def _counted_entry(node: cst.AugAssign, ctx) -> bool:
+    """`STATE["step"] += 1`: an entry, under a literal key, of a dict the module binds at its top
+    level (no local of that name), counted up by a number."""
+    target = node.target
+    assert isinstance(target, cst.Subscript)
+    return (isinstance(target.value, cst.Name) and target.value.value in ctx.module.assignments
+            and ctx.local_value(target.value.value) is None and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and isinstance(target.slice[0].slice.value, (cst.SimpleString, cst.Integer))
+            and isinstance(node.value, (cst.Integer, cst.Float)))
 
 
 def _set_between_calls(ctx) -> dict[str, tuple[str, bool]]:

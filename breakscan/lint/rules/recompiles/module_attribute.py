@@ -417,7 +417,9 @@ class ModuleAttributeUpdated(Rule):
             # What the method stores is not known here: an update of itself (`+= 1`), or a value
             # given to an attribute that was None, changes what the guard read; another value,
             # a flag set back to what it was, may not.
-            elif store == "updated" or (store == "set" and self.kinds.get(attribute) == v.NONE):
+            # A flag the method sets (`self.initialized = True`) is a store of a bool, as in forward.
+            elif store == "updated" or (store == "set" and self.kinds.get(attribute) == v.NONE) or (
+                    store in ("True", "False") and self.kinds.get(attribute) == v.BOOL):
                 self._written(attribute, node, ctx, from_itself=store == "updated")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
@@ -592,17 +594,21 @@ def _set_between_calls(ctx) -> dict[str, str]:
 
 def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
     """The attributes of `self` a method stores: "updated" when a store computes it from itself
-    (`self.step += 1`), "none" when every store is None, else "set"."""
+    (`self.step += 1`), "none" when every store is None, "True"/"False" when every store is that
+    flag (`self.initialized = True`), else "set"."""
     stored: dict[str, str] = {}
-    rank = {"none": 0, "set": 1, "updated": 2}
+    rank = {"none": 0, "True": 1, "False": 1, "set": 2, "updated": 3}
     for node in find_nodes(function.body, (cst.Assign, cst.AugAssign), prune=(cst.FunctionDef, cst.Lambda)):
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         for target in targets:
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                literal = node.value.value if isinstance(node.value, cst.Name) else None
                 store = ("updated" if isinstance(node, cst.AugAssign) or _reads_itself(node.value, target.attr.value)
-                         else "none" if isinstance(node.value, cst.Name) and node.value.value == "None" else "set")
+                         else "none" if literal == "None" else literal if literal in ("True", "False") else "set")
                 known = stored.get(target.attr.value)
-                stored[target.attr.value] = store if known is None or rank[store] > rank[known] else known
+                if known in ("True", "False") and store in ("True", "False") and known != store:
+                    store = "set"  # set both ways: what it is after the call is not known here
+                stored[target.attr.value] = store if known is None or rank[store] >= rank[known] else known
     return stored
 
 
