@@ -1380,9 +1380,11 @@ class _SelfAttributeCollector:
             return container(items=items, sort="list" if isinstance(value, cst.List) else "tuple")
         if isinstance(value, cst.Set):
             return container(sort="set")
-        if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) and (
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
                 self.index.qualify(value.func.value) in _EMPTY_CONTAINERS):
             sort = _EMPTY_CONTAINERS[self.index.qualify(value.func.value) or ""]
+            if value.args:  # `dict(DEFAULTS, **overrides)`, `list(sizes)`: of that sort, holding what is not known
+                return container(sort=sort, elements=UNKNOWN)
             return container(keys=(), sort=sort) if sort == "dict" else container(items=(), sort=sort)
         return None
 

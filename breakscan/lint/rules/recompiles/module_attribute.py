@@ -295,6 +295,26 @@ class ModuleAttributeUpdated(Rule):
                     self.cache.update(x.shape[0])
                     return x + self.pos(positions)
         """, entry="Decoder()", inputs="[torch.ones(1, 4), torch.ones(1, 4), torch.ones(1, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class ActNorm(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.loc = nn.Parameter(torch.zeros(4))
+                    self.initialized = False
+
+                @torch.no_grad()
+                def _initialize(self, x):
+                    self.loc.copy_(-x.mean(0))
+                    self.initialized = True
+
+                def forward(self, x):
+                    if not self.initialized:  # recompile
+                        self._initialize(x)
+                    return x + self.loc
+        """, entry="ActNorm()", inputs="[torch.randn(3, 4), torch.randn(3, 4)]"),
     )
     valid = (
         Example("""
@@ -417,9 +437,11 @@ class ModuleAttributeUpdated(Rule):
             # What the method stores is not known here: an update of itself (`+= 1`), or a value
             # given to an attribute that was None, changes what the guard read; another value,
             # a flag set back to what it was, may not.
-            # A flag the method sets (`self.initialized = True`) is a store of a bool, as in forward.
+            # A flag the method sets to the other value than `__init__` gives it
+            # (`self.initialized = True`) changes what the guard read.
             elif store == "updated" or (store == "set" and self.kinds.get(attribute) == v.NONE) or (
-                    store in ("True", "False") and self.kinds.get(attribute) == v.BOOL):
+                    store in ("True", "False") and self.kinds.get(attribute) == v.BOOL
+                    and _built_flag(callee, attribute, ctx) not in (None, store)):
                 self._written(attribute, node, ctx, from_itself=store == "updated")
 
     def on_AugAssign(self, node: cst.AugAssign, ctx) -> None:
@@ -590,6 +612,17 @@ def _set_between_calls(ctx) -> dict[str, str]:
     for path, attribute, step in ctx.module.declared_step_stores.get(ctx.function.class_name, ()):
         stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
     return stored
+
+
+def _built_flag(method, attribute: str, ctx) -> str | None:
+    """"True"/"False": the flag the class's `__init__` sets the attribute to (`self.initialized =
+    False`), the method's class's own or inherited; None when it sets it otherwise or not at all."""
+    info = ctx.find_class(f"{method.module.name}.{method.class_name}")
+    init = ctx.method_of(info, "__init__") if info is not None else None
+    if init is None or "." in attribute:
+        return None
+    store = ctx.memoised(_assigned_attributes, init.node).get(attribute)
+    return store if store in ("True", "False") else None
 
 
 def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:

@@ -73,6 +73,19 @@ class CopyCall(Rule):
                 stats = copy.copy({"scale": 2.0})  # break
                 return y * stats["scale"]
         """),
+        Example("""
+            import copy
+            import torch
+
+            class Sampler(torch.nn.Module):
+                def __init__(self, **overrides):
+                    super().__init__()
+                    self.defaults = dict({"temperature": 1.0}, **overrides)
+
+                def forward(self, x):
+                    options = copy.copy(self.defaults)  # break
+                    return x / options["temperature"]
+        """, entry="Sampler()", inputs="torch.randn(4)"),
     )
     valid = (
         Example("""
@@ -150,7 +163,8 @@ def _is_mutable_container(node: cst.BaseExpression, ctx) -> bool:
     keywords = ctx.function.node.params.star_kwarg
     if isinstance(node, cst.Name) and isinstance(keywords, cst.Param) and node.value == keywords.name.value:
         return True  # `**options` is always a dict, whatever its values are
-    return isinstance(node, cst.Call) and ctx.qualname(node.func) in _CONTAINER_BUILDERS
+    return (isinstance(node, cst.Call) and ctx.qualname(node.func) in _CONTAINER_BUILDERS) or (
+        v.sort_of(ctx.value(node)) in ("list", "dict", "set"))
 
 
 # Words in a parameter annotation that say it may hold a tensor, a module or a mutable container.
