@@ -108,6 +108,11 @@ def parameter_kind(param: cst.Param, expand: Expand | None = None) -> v.Value:
     if param.default is not None:
         # `mask=None` may be given a tensor; `scale=1.0` is a number.
         default = v.literal_kind(param.default)
+        if default is None and isinstance(param.default, (cst.Tuple, cst.List)):  # `scale=(0.6, 1.0)`
+            items = [v.literal_kind(e.value) if isinstance(e, cst.Element) else None for e in param.default.elements]
+            if items and None not in items:
+                return v.container(items=tuple(i for i in items if i is not None),
+                                   sort="tuple" if isinstance(param.default, cst.Tuple) else "list")
         return v.MAYBE_TENSOR if default == v.NONE else default or v.OTHER
     return v.TENSOR
 

@@ -15,7 +15,8 @@ class TorchGeneratorArgument(Rule):
                 "`generator=`, or draw the noise outside and pass it in")
     docs = """
     ## What it does
-    Flags a torch call given a `torch.Generator` (`torch.randn(n, generator=g)`), and the
+    Flags a torch call given a `torch.Generator` (`torch.randn(n, generator=g)`, or a tensor's
+    in-place sampling method: `x.uniform_(a, b, generator=g)`), and the
     generator's state methods (`g.manual_seed(s)`, `seed()`, `initial_seed()`, `get_state()`,
     `set_state()`), where `g` is built by `torch.Generator(...)` (seeded or not) in the call or
     in the function (a name, or an element of a list of them), kept in an attribute (`self.gen = torch.Generator()`),
@@ -81,6 +82,15 @@ class TorchGeneratorArgument(Rule):
                     b = torch.randn(x.shape, generator=NOISE)  # break
                     return x + a + b
         """, entry="Sampler()"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def fn(x):
+                gen = torch.Generator()  # break (another rule)
+                noise = torch.empty(x.shape).uniform_(-1.0, 1.0, generator=gen)  # break
+                return x + noise
+        """),
     )
     valid = (
         Example("""
@@ -104,7 +114,9 @@ class TorchGeneratorArgument(Rule):
                                        + _maybe(func.value, held, ctx), severity=None if held else "warning")
             return
         given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "generator"), None)
-        if given is None or not (ctx.qualname(func) or "").startswith("torch."):
+        # A torch function's, or a tensor method's (`x.uniform_(a, b, generator=g)`, `x.normal_(...)`).
+        if given is None or not ((ctx.qualname(func) or "").startswith("torch.") or (
+                isinstance(func, cst.Attribute) and ctx.is_known_tensor(func.value))):
             return
         held = True if _builds_generator(given, ctx) else _holds_generator(given, ctx)
         if held is not False:
