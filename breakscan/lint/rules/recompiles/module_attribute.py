@@ -25,8 +25,12 @@ class ModuleAttributeUpdated(Rule):
     keeps in an attribute (`self.cache.seen`, read directly or through a method that returns it,
     updated by a method of the object: `self.cache.update(n)`):
     `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`,
-    `if self.cache is None: self.cache = ...`. Reported where TorchDynamo installs its guard: the
-    read, or, for a copy in a local (`count = self.count`), where the local is first used.
+    `if self.cache is None: self.cache = ...`, or a flag a method it calls sets to the other value
+    than `__init__` gives it (`self._initialize(x)` setting `self.initialized = True`). Reported
+    where TorchDynamo installs its guard: the read, or, for a copy in a local (`count =
+    self.count`), where the local is first used. An int counted up under a test of a tensor's data
+    (`if not torch.isfinite(loss): self.skipped += 1`) is a warning: only calls whose data takes
+    that branch recompile.
 
     ## Why is this bad?
     TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
@@ -315,6 +319,20 @@ class ModuleAttributeUpdated(Rule):
                         self._initialize(x)
                     return x + self.loc
         """, entry="ActNorm()", inputs="[torch.randn(3, 4), torch.randn(3, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Counter(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.hits = 0
+
+                def forward(self, x):
+                    if x.sum() > 0:  # break (another rule)
+                        self.hits += 1  # recompile
+                    return x * 2
+        """, entry="Counter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
     )
     valid = (
         Example("""
@@ -529,6 +547,15 @@ class ModuleAttributeUpdated(Rule):
             return
         self.reported.add(name)
         owner = "the module" if "." not in name else f"an object the module holds (`self.{name}`)"
+        # Under a test of a tensor's data (`if not torch.isfinite(loss): self.skipped += 1`), only
+        # where the data takes that branch.
+        data_test = next((branch.test for branch in ctx.conditions if branch.test is not None and (
+            ctx.is_bool_tested_tensor(_negated(branch.test)))), None)
+        if data_test is not None and kind == v.INT and from_itself:
+            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
+                                   "TorchDynamo specialises module int attributes, so each call that takes this "
+                                   "branch recompiles", guard=data_test)
+            return
         if kind == v.NONE:
             ctx.report(self, read, f"an attribute of {owner} that is None until the compiled code sets it is "
                                    "read here and set later: TorchDynamo guards that it is None, so the next call, "
@@ -557,6 +584,11 @@ class ModuleAttributeUpdated(Rule):
 
 
 _SPECIALISED = (v.INT, v.FLOAT, v.BOOL, v.NONE)
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` of `not x`."""
+    return test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
 
 
 def _guarded(attribute: str, kind: v.Value, ctx) -> bool:
