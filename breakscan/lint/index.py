@@ -44,6 +44,7 @@ from breakscan.lint.values import (
     VARYING_BOOL,
     VARYING_FLOAT,
     VARYING_INT,
+    VARYING_OBJECT,
     VARYING_STR,
     Container,
     Kind,
@@ -457,7 +458,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     calls = [_call_arguments(item, parameters) for item in items]
     every = sorted(set.intersection(*(set(call) for call in calls)))  # positions every call gives
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
-        _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls])
+        (VARYING_OBJECT if _names_other_objects([call[position] for call in calls], index) else
+         _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls]))
         if position in every else None for position in range(max(every, default=-1) + 1))
     if len(calls) < 2:
         return
@@ -586,6 +588,22 @@ def _sparse_made(argument: ast.expr) -> bool:
     """`torch.eye(4).to_sparse()`: a method in the chain makes it sparse."""
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SPARSE_METHODS
                for node in ast.walk(argument))
+
+
+def _names_other_objects(arguments: list[ast.expr], index: ModuleIndex) -> bool:
+    """Whether the declared calls name different objects here, each a function or class of the
+    module, or something of torch's that is no tensor maker's result (`F.silu`, `torch.float16`,
+    `nn.GELU`): TorchDynamo guards on which one it is."""
+    named = set()
+    for argument in arguments:
+        if not isinstance(argument, (ast.Name, ast.Attribute)):
+            return False
+        qualified = index.qualify(ast.unparse(argument))
+        own = (qualified or "").removeprefix(f"{index.name}.")
+        if qualified is None or not (own in index.functions or own in index.classes or qualified.startswith("torch.")):
+            return False
+        named.add(qualified)
+    return len(named) > 1
 
 
 def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind | None:

@@ -84,6 +84,9 @@ VARYING_FLOAT = Kind("varying-float", family="float")
 # A root's bool parameter the declared calls give both values (`output_attentions=False`, then
 # True): TorchDynamo specialises bools (never dynamic), so each value compiles once (BR018).
 VARYING_BOOL = Kind("varying-bool", family="bool")
+# A root's parameter the declared calls give different objects they name (`F.silu`, then
+# `F.gelu`; `torch.float16`, then `torch.bfloat16`): guarded by identity, never dynamic (BR018).
+VARYING_OBJECT = Kind("varying-object", family="other")
 # A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
 # where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
 MODE = Kind("training-mode", family="bool")
@@ -293,8 +296,11 @@ def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
 
 
-def is_varying_bool(value: Value) -> bool:
-    return isinstance(value, Kind) and value.name == VARYING_BOOL.name
+def varying_constant(value: Value) -> str | None:
+    """"bool" or "object" for a bool, or a named object, that the declared calls vary (BR018)."""
+    if isinstance(value, Kind) and value.name in (VARYING_BOOL.name, VARYING_OBJECT.name):
+        return "bool" if value.name == VARYING_BOOL.name else "object"
+    return None
 
 
 def varying_number(value: Value) -> str | None:

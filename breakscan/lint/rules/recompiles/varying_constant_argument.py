@@ -1,0 +1,115 @@
+import libcst as cst
+
+from breakscan.lint import values as v
+from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.reads import FirstReads
+
+
+class VaryingConstantArgument(Rule):
+    id = "BR018"
+    name = "varying-constant-argument"
+    kind = "recompile"
+    gb_ids = ()
+    severity = "warning"
+    message = ("the calls BREAKSCAN_TARGETS declares give this argument both True and False, or other functions, "
+               "classes or dtypes: TorchDynamo guards on which value it is where it is first used, so each other "
+               "value compiles the function again")
+    fix_hint = ("expect one compile per value (each stays cached), or pick the value outside the compiled "
+                "function (one compiled function per setting)")
+    docs = """
+    ## What it does
+    Flags the first use, in compiled code, of a parameter that the calls `BREAKSCAN_TARGETS`
+    declares give both bool values (`"[dict(x=x, output_attentions=False), dict(x=x,
+    output_attentions=True)]"`), or different objects they name: functions, classes or dtypes of
+    the module or of torch (`"[(x, F.silu), (x, F.gelu)]"`); read as written, never run. A bool is
+    reported where TorchDynamo reads it: in the compiled function itself, or in a helper it passes
+    the flag to; an object at the compiled function's `def`, where TorchDynamo guards a function
+    by its code as the frame starts.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 treats a bool, a function, a class or a dtype as a constant and never makes
+    it dynamic: the first call guards `output_attentions == False` (or which function
+    `activation` is), and another value fails the guard and compiles the function again. Each
+    graph stays cached, so a few values cost a few extra compiles (a warning); more than the
+    recompile limit (8) and the function runs eagerly.
+
+    ## Example
+    ```python
+    out = model(x, output_attentions=False)
+    out, weights = model(x, output_attentions=True)   # recompiles
+    ```
+
+    ## Use instead
+    Keep one setting per compiled model (or accept one compile per setting), and compute what
+    the flag would skip unconditionally when it is cheap.
+    """
+    invalid = (
+        Example("""
+            import torch
+
+            def attend(q, k, return_weights):
+                weights = (q @ k.transpose(-2, -1)).softmax(-1)
+                out = weights @ k
+                return (out, weights) if return_weights else (out, None)  # recompile
+
+            def layer(x, output_attentions=False):
+                return attend(x, x, output_attentions)  # passed on: read in the helper
+
+            BREAKSCAN_TARGETS = {
+                "layer": "[dict(x=torch.randn(2, 4, 8), output_attentions=False),"
+                         " dict(x=torch.randn(2, 4, 8), output_attentions=True)]",
+            }
+        """, entry="layer", inputs="[dict(x=torch.randn(2, 4, 8), output_attentions=False), "
+                                  "dict(x=torch.randn(2, 4, 8), output_attentions=True)]"),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            def mlp(x, w, activation=F.silu):  # recompile
+                return activation(x @ w)
+
+            BREAKSCAN_TARGETS = {"mlp": "[(torch.randn(3, 8), torch.randn(8, 8), F.silu), (torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"}
+        """, entry="mlp", inputs="[(torch.randn(3, 8), torch.randn(8, 8), F.silu), "
+                                "(torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+
+            def layer(x, output_attentions=False):
+                weights = (x @ x.transpose(-2, -1)).softmax(-1)
+                return (weights @ x, weights) if output_attentions else (weights @ x, None)
+
+            BREAKSCAN_TARGETS = {
+                "layer": "[dict(x=torch.randn(2, 4, 8), output_attentions=True),"
+                         " dict(x=torch.randn(2, 4, 8), output_attentions=True)]",
+            }
+        """, entry="layer", inputs="[dict(x=torch.randn(2, 4, 8), output_attentions=True), "
+                                  "dict(x=torch.randn(2, 4, 8), output_attentions=True)]"),
+    )
+
+    def __init__(self) -> None:
+        self.reads = FirstReads()
+        self.objects: set[str] = set()  # the object parameters reported
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        self.reads.on_call(node)  # inlined: the helper reads the flag, and guards it there
+
+    def on_Attribute(self, node: cst.Attribute, ctx) -> None:
+        self.reads.on_attribute(node)
+
+    def on_Name(self, node: cst.Name, ctx) -> None:
+        varying = v.varying_constant(ctx.local_value(node.value))
+        if varying == "object":
+            # A Python function is guarded by its code as the frame starts (`activation.__code__`):
+            # the recompile is the compiled function's, at its `def`, wherever the value is used.
+            if ctx.is_root and node.value not in self.objects:
+                self.objects.add(node.value)
+                ctx.report(self, ctx.function_start, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` other "
+                                                     "functions, classes or dtypes: TorchDynamo guards on which one "
+                                                     "it is (a function by its code, as the frame starts), so each "
+                                                     "other one compiles the function again")
+        elif varying == "bool" and self.reads.first_read(node, ctx):
+            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` both True and False: "
+                                   "TorchDynamo guards on its value here, so the other value compiles the function "
+                                   "again (a bool never becomes dynamic)")
