@@ -442,6 +442,7 @@ TORCH_CALLS = [
     "torch.are_deterministic_algorithms_enabled()", "torch.typename(x)", "torch.is_nonzero(s)",
     "torch.nn.Parameter(x)", "torch.nn.Linear(4, 4)", "torch.nn.init.normal_(x)",
     "torch.nn.init.xavier_uniform_(x)", "torch.distributions.Normal(x, 1.0).sample()",
+    "torch.distributions.kl_divergence(torch.distributions.Normal(x, 1.0), torch.distributions.Normal(y, 1.0))",
     "torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False)", "torch.vmap(torch.sin)(x)",
     "torch.func.grad(lambda t: t.sin().sum())(x)", "torch.cond(s > 1, torch.sin, torch.cos, (x,))",
     "torch.nonzero_static(x, size=16)", "torch.sym_int(x.shape[0] / 2)", "torch.sym_max(x.shape[0], 2)",
