@@ -15,20 +15,22 @@ class FirstReads:
 
     def __init__(self) -> None:
         self.read: set[str] = set()
-        self.after_dot: set[int] = set()  # the names after a dot, which are no reads
+        self.labels: set[int] = set()  # names after a dot, and keyword labels: no reads
         self.argument_of: dict[int, cst.Call] = {}  # an argument -> its call (resolved when it matters)
 
     def on_call(self, node: cst.Call) -> None:
         for argument in node.args:
             self.argument_of[id(argument.value)] = node
+            if argument.keyword is not None:  # `f(k=k)`: the label reads no variable
+                self.labels.add(id(argument.keyword))
 
     def on_attribute(self, node: cst.Attribute) -> None:
-        self.after_dot.add(id(node.attr))
+        self.labels.add(id(node.attr))
 
     def first_read(self, node: cst.Name, ctx) -> bool:
         """Whether this is the function's first read of the name (passing it on, or binding it, is
         none; once passed on, the helper has read it, and guarded it there)."""
-        if id(node) in self.after_dot or node.value in self.read or id(node) in ctx.memoised(
+        if id(node) in self.labels or node.value in self.read or id(node) in ctx.memoised(
                 _bound_names, ctx.function.node):
             return False
         if self.passed_on(node, ctx):
@@ -42,9 +44,9 @@ class FirstReads:
         call = self.argument_of.get(id(node))
         return call is not None and ctx.callee(call) is not None
 
-    def after_dot_name(self, node: cst.Name) -> bool:
-        """`attr` in `obj.attr`: a name that reads no variable."""
-        return id(node) in self.after_dot
+    def is_label(self, node: cst.Name) -> bool:
+        """`attr` in `obj.attr`, `k` in `f(k=v)`: a name that reads no variable."""
+        return id(node) in self.labels
 
 
 def _bound_names(function: cst.FunctionDef) -> frozenset[int]:

@@ -131,5 +131,5 @@ class SparseTensor(Rule):
         if v.is_sparse(ctx.local_value(node.value)):  # a local or a parameter: no global is one
             if self.reads.first_read(node, ctx):
                 ctx.report(self, node)
-        elif not self.reads.after_dot_name(node):
+        elif not self.reads.is_label(node):
             self.used.add(node.value)  # for the guess above: a parameter used before its sparse call
