@@ -103,8 +103,16 @@ def torch_version() -> str:
 
 
 def entries(key: str, *, config: str | None = DEFAULT) -> tuple[Entry, ...]:
-    """Every probe of `key` (several argument forms), under `config` (None: every config)."""
-    return tuple(e for e in _by_key().get(key, ()) if config is None or e.config == config)
+    """Every probe of `key` (several argument forms), under `config` (None: every config). A torch
+    name imported from the submodule defining it (`torch.distributions.kl.kl_divergence`) has the
+    probes of the package's re-export (`torch.distributions.kl_divergence`)."""
+    by_key = _by_key()
+    found = by_key.get(key)
+    if found is None:
+        parts = key.split(".")
+        if len(parts) >= 4 and parts[0] == "torch" and parts[-2].islower():
+            found = by_key.get(".".join(parts[:-2] + parts[-1:]))
+    return tuple(e for e in found or () if config is None or e.config == config)
 
 
 def _first(key: str, config: str, args: str | None = None) -> Entry | None:

@@ -213,6 +213,8 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
     if not method and not qualified.startswith("torch.Tensor."):
         if any(kind == v.TENSOR or kind == v.TENSORS for kind in kinds):
             given = "tensor"
+        elif kinds and all(kind == v.OTHER for kind in kinds):
+            given = "objects"  # a distribution, a dtype: a probe given objects or dotted constants is the call's
         elif all(v.is_plain(kind) for kind in kinds):
             given = "python" if kinds else "none"
         else:
@@ -233,7 +235,8 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
         if slots is not None:  # it broke on a 0-d tensor put where a number goes: is one put there here?
             if not _tensor_at(node, slots, ctx):
                 continue
-        elif given != "any" and _probe_arguments(entry) != given and not set(entry.gb_ids) <= _WHATEVER_GIVEN:
+        elif (given != "any" and _probe_arguments(entry) not in _MATCHING_PROBES.get(given, {given})
+              and not set(entry.gb_ids) <= _WHATEVER_GIVEN):
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
             return entry, None
@@ -265,6 +268,10 @@ def _tensor_at(node: cst.Call, slots: tuple[frozenset[int], frozenset[str]], ctx
     given += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
     return any(ctx.value(a) == v.TENSOR and not v.is_assumed_tensor(ctx.value(a)) for a in given)
 
+
+# A call given objects only (no tensor, no number) is what a probe given objects built by torch
+# classes (`kl_divergence(Normal(x, 1.0), Normal(y, 1.0))`) or dotted constants (`torch.float64`) was.
+_MATCHING_PROBES = {"objects": frozenset({"objects", "python"})}
 
 # "Attempted to call / inline function marked as skipped": the call breaks before its arguments matter.
 _SKIPPED = frozenset({"GB0007", "GB0008"})
@@ -308,15 +315,20 @@ def _own_break(entry: catalogue.Entry) -> bool:
 @functools.cache  # asked for every call of every probed function
 def _probe_arguments(entry: catalogue.Entry) -> str:
     """What the probe gave the call: "none", "python" when every argument is a literal or a dotted
-    constant (`torch.float32`), else "tensor"."""
+    constant (`torch.float32`), "objects" when each is an object a torch class builds
+    (`torch.distributions.Normal(x, 1.0)`), else "tensor"."""
     expression = ast.parse(entry.call, mode="eval").body
     if not isinstance(expression, ast.Call):
         return "tensor"
     arguments = [*expression.args, *(keyword.value for keyword in expression.keywords)]
     if not arguments:
         return "none"
-    return "python" if all(isinstance(a, ast.Constant) or (isinstance(a, ast.Attribute) and _is_dotted(a))
-                           for a in arguments) else "tensor"
+    if all(isinstance(a, ast.Constant) or (isinstance(a, ast.Attribute) and _is_dotted(a)) for a in arguments):
+        return "python"
+    if all(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and _is_dotted(a.func)
+           and a.func.attr[:1].isupper() for a in arguments):
+        return "objects"
+    return "tensor"
 
 
 def _setting_holds(config: str, ctx) -> bool:

@@ -20,6 +20,9 @@ class UntraceableTorchCall(Rule):
     queries (`x.storage_offset()`, `x.is_pinned()`), global RNG state (`torch.manual_seed`,
     `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
     and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
+    Calls given objects are matched to probes given objects of torch classes:
+    `kl_divergence(q, prior)` of two distributions breaks in its dispatch (the first time a pair of
+    distribution types is seen, which is the compiled call's, GB0059).
     A call the catalogue saw break only because a 0-d tensor was given where the op takes a
     Python number (`F.dropout(x, p)`, `eps=`, `momentum=`, `scaled_dot_product_attention(...,
     scale=)`) is flagged only where a tensor is given there.
@@ -134,6 +137,23 @@ class UntraceableTorchCall(Rule):
                     out = F.scaled_dot_product_attention(q, k, v, scale=1 / self.temperature)  # break
                     return out * 2
         """, entry="Attention()", inputs="(torch.randn(1, 4, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8))"),
+        Example("""
+            import torch
+            from torch import nn
+            from torch.distributions import Normal
+            from torch.distributions.kl import kl_divergence
+
+            class Posterior(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mu = nn.Linear(8, 4)
+                    self.log_sigma = nn.Linear(8, 4)
+
+                def forward(self, x):
+                    q = Normal(self.mu(x), self.log_sigma(x).exp())
+                    prior = Normal(torch.zeros(4), torch.ones(4))
+                    return kl_divergence(q, prior).sum(-1).mean()  # break
+        """, entry="Posterior()", inputs="torch.randn(3, 8)"),
     )
     valid = (
         Example("""
