@@ -192,8 +192,9 @@ class ClassInfo:
     state_attrs: set[str] = field(default_factory=set)
     # A hook made by a call (`self._make_hook(name)`) is named by the function called, and marked.
     hooks: list[tuple[bool, str, bool]] = field(default_factory=list)
-    # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has.
-    annotated: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has
+    # (None: a `collections.namedtuple` field, which no annotation types).
+    annotated: dict[str, cst.BaseExpression | None] = field(default_factory=dict)
     # A dataclass or a NamedTuple: its constructor takes the annotated names, in order.
     record: bool = False
 
@@ -281,6 +282,8 @@ class ModuleIndex:
     # Module-level `name = call(...)`: the qualified name of what was called ("logging.getLogger");
     # "" for any other module-level assignment, which still shadows builtins of that name.
     assignments: dict[str, str] = field(default_factory=dict)
+    # Of those, the call itself (what a record class is built with: `EULER = Tableau(alpha=...)`).
+    global_calls: dict[str, cst.Call] = field(default_factory=dict)
     # `torch._dynamo.config` settings the module makes (assignments and set mutations, anywhere in it).
     dynamo: DynamoSettings = NO_SETTINGS
     # Qualified names passed to `torch.compile(..., fullgraph=True)`.
@@ -766,6 +769,7 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
                                                            index.package),)
             elif isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
                 _index_assignment(index, small)
+                _index_record_factory(index, small)
     elif isinstance(statement, cst.FunctionDef):
         info = FunctionInfo(index, statement.name.value, statement, top, decorators=_decorators(index, statement),
                             compile_settings=_decorator_settings(index, statement))
@@ -823,6 +827,9 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
         else:
             index.imports.pop(target.value, None)  # rebound: no longer what was imported
             index.assignments[target.value] = called
+            index.global_calls.pop(target.value, None)
+            if called and isinstance(built, cst.Call) and len(targets) == 1:
+                index.global_calls[target.value] = built
             number = literal_kind(node.value) if node.value is not None else None
             known = index.plain_globals.get(target.value)
             if number in (INT, FLOAT, BOOL, STR) and known in (None, number):
@@ -1233,6 +1240,46 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
             index.functions[method.qualname] = method
             if _is_setup_method(statement.name.value):
                 _SelfAttributeCollector(index, info, statement).run(statement.body)
+
+
+def _index_record_factory(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
+    """`Point = collections.namedtuple("Point", "x y")` or `typing.NamedTuple("Point", [("x", Tensor)])`:
+    a record class, as if written with a class statement, whose constructor takes the fields in
+    order; a `collections.namedtuple` field holds what it is given (no annotation says more)."""
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    call = node.value
+    if not (len(targets) == 1 and isinstance(targets[0], cst.Name) and isinstance(call, cst.Call)
+            and len(call.args) >= 2 and all(a.keyword is None and not a.star for a in call.args[:2])):
+        return
+    maker = index.qualify(dotted_name(call.func))
+    fields_given = call.args[1].value
+    fields: dict[str, cst.BaseExpression | None] = {}
+    if maker in _NAMEDTUPLE_FACTORIES:
+        if isinstance(fields_given, cst.SimpleString) and isinstance(fields_given.evaluated_value, str):
+            names = fields_given.evaluated_value.replace(",", " ").split()
+        elif isinstance(fields_given, (cst.List, cst.Tuple)) and all(
+                isinstance(e.value, cst.SimpleString) for e in fields_given.elements):
+            names = [str(e.value.evaluated_value) for e in fields_given.elements]
+        else:
+            return
+        fields = dict.fromkeys(name for name in names if name.isidentifier())
+    elif maker in _TYPED_RECORD_FACTORIES and isinstance(fields_given, (cst.List, cst.Tuple)):
+        for element in fields_given.elements:
+            pair = element.value
+            if not (isinstance(pair, cst.Tuple) and len(pair.elements) == 2
+                    and isinstance(pair.elements[0].value, cst.SimpleString)):
+                return
+            fields[str(pair.elements[0].value.evaluated_value)] = pair.elements[1].value
+    else:
+        return
+    name = targets[0].value
+    info = ClassInfo(index, name, cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body=[])),
+                     ("typing.NamedTuple",), record=True, annotated=fields)
+    index.classes.setdefault(name, info)
+
+
+_NAMEDTUPLE_FACTORIES = frozenset({"collections.namedtuple"})
+_TYPED_RECORD_FACTORIES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 
 
 # What makes a class's constructor take its annotated names: `@dataclass`, a NamedTuple base.

@@ -828,7 +828,7 @@ class RegionWalker(cst.CSTVisitor):
                     # A class the project has, or no function to call instead (`self.search_fn =
                     # Open3dSearch()` in one branch, `= radius_search` in the other).
                     if built and (not self._attribute_functions(info, attr) or any(map(self.project.find_class, built))):
-                        return v.ModuleValue(built)
+                        return self._stored_record(classes, attr, built) or v.ModuleValue(built)
                 if attr in info.attr_methods:
                     methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
                     if methods:
@@ -847,7 +847,10 @@ class RegionWalker(cst.CSTVisitor):
                     return v.join(kind, stored) if stored is not None else kind
             for info in classes:
                 if attr in info.annotated:  # `loss: Optional[Tensor] = None` in the class body
-                    declared = self.project.declared_value(info.annotated[attr], info.module)
+                    annotation = info.annotated[attr]
+                    if annotation is None:
+                        return v.UNKNOWN  # a namedtuple's field this object was not seen given
+                    declared = self.project.declared_value(annotation, info.module)
                     if declared is not None:
                         return declared
             registered = self._registered_by_torch(base, classes, attr)
@@ -877,6 +880,16 @@ class RegionWalker(cst.CSTVisitor):
         if base == v.UNKNOWN:
             return v.UNKNOWN
         return v.OTHER
+
+    def _stored_record(self, classes: list[ClassInfo], attr: str, built: frozenset[str]) -> v.ModuleValue | None:
+        """`self.tableau = Tableau(alpha=...)` in a method: the record as stored there, with what
+        its fields were given (a record's fields are what code reads off it)."""
+        if not any((info := self.project.find_class(name)) is not None and info.record for name in built):
+            return None
+        stored = self._stored_by_methods(classes, attr)
+        if isinstance(stored, v.ModuleValue) and stored.classes == built and stored.fields:
+            return dataclasses.replace(stored, fresh=False)
+        return None
 
     def _stored_by_methods(self, classes: list[ClassInfo], attr: str) -> v.Value | None:
         """What the object's other walked methods leave in `self.attr` on every way out, joined;
@@ -1091,7 +1104,26 @@ class RegionWalker(cst.CSTVisitor):
         if node.value in module.plain_globals:  # `FAST_GELU = True`
             return module.plain_globals[node.value]
         called = module.assignments.get(node.value)
-        return v.declared_kind(called) if called and called.startswith("torch.") else None
+        if called and called.startswith("torch."):
+            return v.declared_kind(called)
+        record = self.project.find_class(called) if called else None
+        if record is not None and record.record:  # `EULER = Tableau(alpha=torch.tensor([...]), order=2)`
+            assert called is not None
+            return v.ModuleValue(frozenset({called}), fields=self._built_fields(
+                called, module.global_calls[node.value], self._module_level_kind))
+        return None
+
+    def _module_level_kind(self, node: cst.BaseExpression) -> v.Value:
+        """What a module-level expression is, read without this function's bindings: a literal,
+        or what a torch function returns."""
+        literal = v.literal_kind(node)
+        if literal is not None:
+            return literal
+        if isinstance(node, cst.Call):
+            called = self.function.module.qualify(dotted_name(node.func))
+            if called and called.startswith("torch."):
+                return v.declared_kind(called) or v.UNKNOWN
+        return v.UNKNOWN
 
     def _callable_named(self, node: cst.Name | cst.Attribute) -> v.Callables | None:
         """`Euler`, `methods.Euler`, `splines.rational_spline`: a scanned class or function named
@@ -1142,10 +1174,13 @@ class RegionWalker(cst.CSTVisitor):
             return tuple(sorted(name for name in value.names if self.project.find_class(name) is not None))
         return ()
 
-    def _built_fields(self, qualified: str, call: cst.Call) -> tuple[tuple[str, v.Value], ...]:
+    def _built_fields(self, qualified: str, call: cst.Call,
+                      kind_of: Callable[[cst.BaseExpression], v.Value] | None = None) -> tuple[tuple[str, v.Value], ...]:
         """What building an object of the class gives its attributes: a dataclass's or
         NamedTuple's fields, by position or by name, or the attributes its `__init__` sets from
-        its parameters (`self.loss = loss`). Arguments after a `*` spread are not placed."""
+        its parameters (`self.loss = loss`). Arguments after a `*` spread are not placed. `kind_of`
+        tells an argument's value (this function's `value` by default)."""
+        kind_of = kind_of or self.value
         info = self.project.find_class(qualified)
         lineage = self.project.class_lineage(info) if info is not None else []
         maker = next((c for c in lineage if c.record or "__init__" in c.methods), None)
@@ -1163,8 +1198,8 @@ class RegionWalker(cst.CSTVisitor):
             if argument.star:
                 break
             if position < len(parameters):
-                given[parameters[position]] = self.value(argument.value)
-        given.update((a.keyword.value, self.value(a.value)) for a in call.args if a.keyword is not None)
+                given[parameters[position]] = kind_of(argument.value)
+        given.update((a.keyword.value, kind_of(a.value)) for a in call.args if a.keyword is not None)
         return tuple((attr, given[param]) for attr, param in attributes.items() if param in given)
 
     def _argument_kinds(self, call: cst.Call) -> tuple[list[v.Value], dict[str, v.Value]]:

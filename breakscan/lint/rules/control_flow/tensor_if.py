@@ -256,6 +256,43 @@ class TensorIf(Rule):
                     return x
         """, entry="Model()"),
         Example("""
+            import collections
+            from typing import NamedTuple
+
+            import torch
+            from torch import nn
+
+            Output = collections.namedtuple("Output", "loss logits")
+            Tableau = NamedTuple("Tableau", [("weights", torch.Tensor), ("order", int)])
+            HEUN = Tableau(torch.tensor([0.5, 0.5]), 2)
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 4)
+
+                def forward(self, x):
+                    logits = self.proj(x)
+                    return Output(logits.pow(2).mean(), logits)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = Head()
+
+                def forward(self, x):
+                    out = self.head(x)
+                    y = out.logits
+                    for _ in range(HEUN.order):  # a Python int
+                        y = y * 0.5
+                    if out.loss > 10:  # break
+                        y = y / 2
+                    for weight in HEUN.weights:
+                        if weight == 1.0:  # break
+                            y = y + 1
+                    return y
+        """, entry="Model()", inputs="torch.randn(2, 8)"),
+        Example("""
             import torch
             from torch import nn
 
