@@ -656,6 +656,9 @@ NUMPY_CALLS = [
     ("np.random.randint(0, 5)", "python"), ("np.random.uniform()", "none"), ("np.random.choice(4)", "python"),
     ("np.random.seed(0)", "python"), ("np.random.default_rng(0).random()", "python"),
     ("np.random.permutation(4)", "python"), ("np.random.normal(0, 1, 3)", "python"),
+    # Without a size a NumPy sampler returns one Python number (read out of the tensor it traces to).
+    ("np.random.rand()", "none"), ("np.random.randn()", "none"), ("np.random.random()", "none"),
+    ("np.random.normal()", "none"), ("np.random.standard_normal()", "none"),
     ("np.exp(1.0)", "python"), ("np.log(2.0)", "python"), ("np.mean(x.numpy())", "tensor"),
     ("np.sum([1, 2])", "python"), ("np.max(x.numpy())", "tensor"), ("np.argmax(x.numpy())", "tensor"),
     ("np.concatenate([x.numpy(), y.numpy()])", "tensor"), ("np.stack([x.numpy(), y.numpy()])", "tensor"),

@@ -71,7 +71,10 @@ UNTRACEABLE_CALLS = {
 }
 
 
-def untraceable_gb_id(qualified: str | None) -> str | None:
+def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None) -> str | None:
+    """The GB id a standard-library, NumPy, builtin or skipped call breaks with; None if it is
+    traced. `given_arguments`: whether the call passes any, to tell the forms the catalogue probed
+    apart (`np.random.rand()` returns a number and breaks, `np.random.rand(2)` does not)."""
     if qualified is None:
         return None
     if qualified in UNTRACEABLE_CALLS:
@@ -86,7 +89,7 @@ def untraceable_gb_id(qualified: str | None) -> str | None:
         return "GB0156"
     if qualified in catalogue.load().numpy_without_torch_equivalent:
         return "GB0294"
-    probed = probed_break(qualified)
+    probed = probed_break(qualified, given_arguments)
     return probed[0] if probed else None
 
 
@@ -99,16 +102,19 @@ _PROBED_CATEGORIES = frozenset({"stdlib", "numpy", "builtin"})
 
 
 @functools.lru_cache(maxsize=2048)
-def probed_break(qualified: str) -> tuple[str, ...]:
+def probed_break(qualified: str, given_arguments: bool | None = None) -> tuple[str, ...]:
     """The GB ids TorchDynamo broke with on a standard-library, NumPy or builtin call, by the
     catalogue (breakscan/lint/data/catalogue.json); () when it did not break there, was not probed,
     or another rule owns the call. Only probes given literals count: there the break is the
-    function's, not its argument's (`inspect.signature` breaks on a lambda, not on a function)."""
+    function's, not its argument's (`inspect.signature` breaks on a lambda, not on a function).
+    With `given_arguments` known, the probes of that form (with arguments or without), if any."""
     if qualified.startswith(_OWNED_ELSEWHERE):
         return ()
-    for entry in catalogue.entries(qualified):
-        if (entry.category in _PROBED_CATEGORIES and entry.status == "ok" and entry.breaks and entry.gb_ids
-                and _literal_arguments(entry.call)):
+    probes = [entry for entry in catalogue.entries(qualified)
+              if entry.category in _PROBED_CATEGORIES and entry.status == "ok" and _literal_arguments(entry.call)]
+    same_form = [entry for entry in probes if _passes_arguments(entry.call) == given_arguments]
+    for entry in same_form or probes:
+        if entry.breaks and entry.gb_ids:
             return entry.gb_ids
     return ()
 
@@ -128,6 +134,11 @@ def _is_dotted(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def _passes_arguments(call: str) -> bool:
+    expression = ast.parse(call, mode="eval").body
+    return isinstance(expression, ast.Call) and bool(expression.args or expression.keywords)
 
 
 def _literal_arguments(call: str) -> bool:

@@ -38,7 +38,8 @@ class UntraceableStdlibCall(Rule):
     and every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
     given literal arguments, e.g. `threading.local()` and `types.SimpleNamespace(...)` (GB0147),
-    `np.random.randint/uniform/choice` (GB0033), `np.random.permutation` (GB0294), `object()` and
+    `np.random.randint/uniform/choice` and a sampler given no size, which returns one number
+    (`np.random.rand()`: GB0033; `np.random.rand(2)` is traced), `np.random.permutation` (GB0294), `object()` and
     `bytes(n)` (GB0059), `bisect.bisect_right` and `heapq.*` (C functions on the skip list:
     GB0007), `statistics.mean` (GB0134). Calls other rules report (`time`, `random`, `copy`, `logging`,
     `warnings`, `print`, `open`, `exec`...) are left to them.
@@ -125,7 +126,8 @@ class UntraceableStdlibCall(Rule):
                 options = types.SimpleNamespace(scale=2)  # break
                 z = y * options.scale
                 order = np.random.permutation(8)  # break
-                return z + len(order)
+                lam = np.random.rand()  # break
+                return z * lam + len(order) + np.random.rand(8)
         """),
         Example("""
             import numpy as np
@@ -241,7 +243,7 @@ class UntraceableStdlibCall(Rule):
             ctx.report(self, node, f"`{qualified}` consumes the generator it is given in C code, where TorchDynamo "
                                    "cannot follow it: the graph breaks here")
             return
-        if untraceable_gb_id(qualified) is None:
+        if untraceable_gb_id(qualified, given_arguments=bool(node.args)) is None:
             return
         if on_skip_list(qualified):
             if ctx.find_function(qualified) is not None or ctx.find_class(qualified) is not None:
