@@ -87,6 +87,12 @@ VARYING_BOOL = Kind("varying-bool", family="bool")
 # A root's parameter the declared calls give different objects they name (`F.silu`, then
 # `F.gelu`; `torch.float16`, then `torch.bfloat16`): guarded by identity, never dynamic (BR018).
 VARYING_OBJECT = Kind("varying-object", family="other")
+# A number `random.uniform/randint/randrange` draws (or those methods and `random()` of a
+# `random.Random`): TorchDynamo records the draw in the graph, a fresh one per call, so the number is
+# not known while tracing. Tensor arithmetic with it is traced; using it as a Python number breaks
+# (BS503). Python arithmetic on it gives a plain number (the code after that break has a constant).
+DRAWN_FLOAT = Kind("drawn-float", family="float")
+DRAWN_INT = Kind("drawn-int", family="int")
 # A module's `training` flag (`self.training`), passed on as a bool: TorchDynamo guards the mode
 # where the code first uses it (in a helper it is given to: `drop_path(x, p, self.training)`).
 MODE = Kind("training-mode", family="bool")
@@ -354,6 +360,11 @@ SPARSE_METHODS = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_s
 SPARSE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor",
     "sparse_compressed_tensor"))
+
+
+def is_drawn(value: Value) -> bool:
+    """A number the `random` module draws inside the graph (DRAWN_FLOAT, DRAWN_INT)."""
+    return isinstance(value, Kind) and value.name in (DRAWN_FLOAT.name, DRAWN_INT.name)
 
 
 def is_mask(value: Value) -> bool:

@@ -22,6 +22,7 @@ from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract
 from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.resolve import compiled_extension
+from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -951,6 +952,9 @@ class RegionWalker(cst.CSTVisitor):
         return found
 
     def _call_value(self, node: cst.Call) -> v.Value:
+        drawn = traced_draw(node, self)
+        if drawn is not None:
+            return v.DRAWN_INT if drawn in INT_DRAWS else v.DRAWN_FLOAT
         value = self._call_result(node)
         if value == v.TENSOR and (self.qualname(node.func) in v.SPARSE_FACTORIES or (
                 isinstance(node.func, cst.Attribute) and node.func.attr.value in v.SPARSE_METHODS)):

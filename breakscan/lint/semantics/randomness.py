@@ -36,8 +36,21 @@ def _instance_method(call: cst.Call, ctx) -> str | None:
     return None
 
 
-def is_traced_draw(call: cst.Call, ctx) -> bool:
-    return ctx.qualname(call.func) in TRACED_FUNCTIONS or _instance_method(call, ctx) in TRACED_METHODS
+# The draws that give an int; the others give a float.
+INT_DRAWS = frozenset({"randint", "randrange"})
+
+
+def traced_draw(call: cst.Call, ctx) -> str | None:
+    """The name of the draw a call makes that TorchDynamo traces (`uniform` for `random.uniform(a, b)`
+    or `rng.uniform(a, b)`), else None."""
+    qualified = ctx.qualname(call.func)
+    if qualified in TRACED_FUNCTIONS:
+        return qualified.rpartition(".")[2]
+    if qualified is None:
+        method = _instance_method(call, ctx)
+        if method in TRACED_METHODS:
+            return method
+    return None
 
 
 def is_skipped_random_call(call: cst.Call, ctx) -> bool:

@@ -1,8 +1,8 @@
 import libcst as cst
 
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.randomness import TRACED_FUNCTIONS, TRACED_METHODS, is_traced_draw
-from breakscan.lint.traverse import children, find_nodes, is_expression
+from breakscan.lint.traverse import children, is_expression
 
 CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.range"})
 _SIGN_OPERATORS = (cst.Minus, cst.Plus, cst.BitInvert)
@@ -18,7 +18,8 @@ class PythonRandomValue(Rule):
     ## What it does
     Flags values drawn with `random.uniform()`, `random.randint()` or `random.randrange()`, or
     with those methods and `random()` of a `random.Random` instance held by the module
-    (directly or through a local variable), that compiled code then uses as a Python number: in an
+    (directly or through a local variable), here or in a helper that returns the draw, that
+    compiled code then uses as a Python number: in an
     `if`/`while`/ternary condition, in arithmetic with non-tensors (`random.uniform(a, b) * 2.0`,
     `-r`), converted with `int/float/bool/str/range`, or as an index or slice bound.
 
@@ -105,6 +106,24 @@ class PythonRandomValue(Rule):
                 scale = 2.0 if drop > 0.2 else 1.0  # resumed after the break: `drop` is a float now
                 return y * scale
         """),
+        Example("""
+            import random
+            import torch
+            from torch import nn
+
+            class Mixup(nn.Module):
+                def __init__(self, low=0.3):
+                    super().__init__()
+                    self.low = low
+
+                def _sample_lambda(self):
+                    return random.uniform(self.low, 1.0)
+
+                def forward(self, x):
+                    lam = self._sample_lambda()
+                    flipped = torch.flip(x, dims=[0])
+                    return x.mul(lam).add_(flipped, alpha=1.0 - lam)  # break
+        """, entry="Mixup()", inputs="torch.randn(4, 3)"),
     )
     valid = (
         Example("""
@@ -129,24 +148,14 @@ class PythonRandomValue(Rule):
 
     def __init__(self) -> None:
         self._walk = None
-        self._names: set[str] = set()
-        self._may_draw = False
+        self._broken = False
 
-    def _drawn_names(self, ctx) -> set[str]:
-        if self._walk is not ctx:  # one context per walk of a function: names are per walk
-            self._walk = ctx
-            self._names = set()
-            self._may_draw = _imports_random(ctx.module) or ctx.memoised(_calls_a_draw_name, ctx.function.node)
-        return self._names
-
-    def on_Assign(self, node: cst.Assign, ctx) -> None:
-        names = self._drawn_names(ctx)
-        if not self._may_draw:
-            return
-        drawn = _mentions_draw(node.value, ctx, names) and not ctx.is_tensor(node.value)
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                (names.add if drawn else names.discard)(target.target.value)
+    def _already_broken(self, ctx) -> bool:
+        """Whether an earlier use in this walk of the function broke: the code after a graph
+        break resumes with the drawn numbers as plain constants, so only the first use breaks."""
+        if self._walk is not ctx:  # one context per walk of a function
+            self._walk, self._broken = ctx, False
+        return self._broken
 
     def on_If(self, node: cst.If, ctx) -> None:
         self._check_test(node.test, ctx)
@@ -170,59 +179,35 @@ class PythonRandomValue(Rule):
         self._check_use(node, ctx)
 
     def _check_test(self, test: cst.BaseExpression, ctx) -> None:
-        names = self._drawn_names(ctx)
-        if not self._may_draw:
-            return
         # A Python use inside the condition is reported by its own handler, on the same line.
-        if _mentions_draw(test, ctx, names) and not _contains_python_use(test, ctx, names):
+        if not self._already_broken(ctx) and _mentions_draw(test, ctx) and not _contains_python_use(test, ctx):
             self._report_break(test, ctx)
 
     def _check_use(self, node: cst.BaseExpression, ctx) -> None:
-        names = self._drawn_names(ctx)
-        if self._may_draw and _is_python_use(node, ctx, names):
+        if not self._already_broken(ctx) and _is_python_use(node, ctx):
             self._report_break(node, ctx)
 
     def _report_break(self, node: cst.BaseExpression, ctx) -> None:
         ctx.report(self, node)
-        # The code after a graph break resumes with the drawn numbers as plain constants:
-        # only the first use of a draw breaks.
-        self._drawn_names(ctx).clear()
+        self._broken = True
 
 
-_DRAW_NAMES = frozenset(name.rpartition(".")[2] for name in TRACED_FUNCTIONS) | TRACED_METHODS
+def _is_draw(node: cst.BaseExpression, ctx) -> bool:
+    return v.is_drawn(ctx.value(node))
 
 
-def _imports_random(module) -> bool:
-    return any(qualified == "random" or qualified.startswith("random.") for qualified in module.imports.values())
-
-
-def _calls_a_draw_name(function: cst.FunctionDef) -> bool:
-    """Whether the function calls anything by a traced draw's name (`rng.random()` on a
-    `random.Random` built in another file): in a file that does not import `random`, a function
-    without one draws nothing, and its assignments and tests need no closer look."""
-    return any(isinstance(call.func, (cst.Name, cst.Attribute)) and (
-        call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value) in _DRAW_NAMES
-        for call in find_nodes(function.body, (cst.Call,)))
-
-
-def _is_draw(node: cst.BaseExpression, ctx, names: set[str]) -> bool:
-    if isinstance(node, cst.Name):
-        return node.value in names
-    return isinstance(node, cst.Call) and is_traced_draw(node, ctx)
-
-
-def _is_python_use(node: cst.CSTNode, ctx, names: set[str]) -> bool:
+def _is_python_use(node: cst.CSTNode, ctx) -> bool:
     """The draw itself (not a tensor op on it) used as a Python number."""
     if isinstance(node, cst.BinaryOperation):
-        return (_is_draw(node.left, ctx, names) and not ctx.is_tensor(node.right)) or (
-            _is_draw(node.right, ctx, names) and not ctx.is_tensor(node.left)
+        return (_is_draw(node.left, ctx) and not ctx.is_tensor(node.right)) or (
+            _is_draw(node.right, ctx) and not ctx.is_tensor(node.left)
         )
     if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, _SIGN_OPERATORS) and _is_draw(node.expression, ctx, names)
+        return isinstance(node.operator, _SIGN_OPERATORS) and _is_draw(node.expression, ctx)
     if isinstance(node, cst.Call):
-        return ctx.qualname(node.func) in CONVERSIONS and any(_is_draw(a.value, ctx, names) for a in node.args)
+        return ctx.qualname(node.func) in CONVERSIONS and any(_is_draw(a.value, ctx) for a in node.args)
     if isinstance(node, cst.Subscript):
-        return any(_is_draw(part, ctx, names) for element in node.slice for part in _index_parts(element.slice))
+        return any(_is_draw(part, ctx) for element in node.slice for part in _index_parts(element.slice))
     return False
 
 
@@ -232,12 +217,12 @@ def _index_parts(index: cst.BaseSlice) -> list[cst.BaseExpression]:
     return [part for part in (index.lower, index.upper, index.step) if part is not None]
 
 
-def _mentions_draw(expression: cst.BaseExpression, ctx, names: set[str]) -> bool:
-    return _any_read(expression, lambda node: _is_draw(node, ctx, names))
+def _mentions_draw(expression: cst.BaseExpression, ctx) -> bool:
+    return _any_read(expression, lambda node: _is_draw(node, ctx))
 
 
-def _contains_python_use(expression: cst.BaseExpression, ctx, names: set[str]) -> bool:
-    return _any_read(expression, lambda node: _is_python_use(node, ctx, names))
+def _contains_python_use(expression: cst.BaseExpression, ctx) -> bool:
+    return _any_read(expression, lambda node: _is_python_use(node, ctx))
 
 
 def _any_read(node: cst.CSTNode, predicate) -> bool:
