@@ -185,6 +185,10 @@ LIBRARIES = [
     Library("geomloss", "geomloss", "0.3.1", roots=(
         "solve_sample", "ot._implementations.matrix.solve", "solve_batch", "OTResult._value", "OTResultSample._plan")),
     Library("siren-pytorch", "siren_pytorch", "0.1.7"),
+    Library("pytorch-tcn", "pytorch_tcn", "1.2.3"),
+    Library("egnn-pytorch", "egnn_pytorch", "0.2.8"),
+    Library("stable-baselines3", "stable_baselines3", "2.9.2", roots=(
+        "ActorCriticPolicy.evaluate_actions", "sac.policies.Actor.action_log_prob", "ContinuousCritic.q1_forward")),
 ]
 BY_NAME = {library.name: library for library in LIBRARIES}
 

@@ -2473,6 +2473,233 @@ SIREN = [
 ]
 
 
+# pytorch-tcn (imported as `pytorch_tcn`) ---------------------------------------------------------
+
+def _tcn(length: int = 32, batch: int = 2, embeddings: bool = False, stream: bool = False, **options: Any) -> Built:
+    """A temporal convolutional network over a series, (batch, channels, time) or (batch, time, channels);
+    streaming inference (batch 1) takes one block at a time, carrying the causal padding in its buffers."""
+    from pytorch_tcn import TCN
+
+    if embeddings:  # one static and one time-varying conditioning input
+        options["embedding_shapes"] = [(3,), (2, length)]
+    model = TCN(num_inputs=4, num_channels=[8, 8, 16], kernel_size=3, **options)
+    x = torch.randn(batch, length, 4) if options.get("input_shape") == "NLC" else torch.randn(batch, 4, length)
+    kwargs: dict[str, Any] = {"inference": True} if stream else {}
+    if embeddings:
+        kwargs["embeddings"] = [torch.randn(batch, 3), torch.randn(batch, 2, length)]
+    return model, (x,), kwargs
+
+
+def _temporal_conv(transpose: bool = False, stream: bool = False, **options: Any) -> Built:
+    """The library's causal (or centred) 1-D convolution and transposed convolution layers alone."""
+    from pytorch_tcn import TemporalConv1d, TemporalConvTranspose1d
+
+    if transpose:
+        stride = options.pop("stride", 2)
+        layer = TemporalConvTranspose1d(8, 4, kernel_size=2 * stride, stride=stride, **options)
+        return layer, (torch.randn(1 if stream else 2, 8, 16),), ({"inference": True} if stream else {})
+    layer = TemporalConv1d(4, 8, kernel_size=3, dilation=2, **options)
+    return layer, (torch.randn(1 if stream else 2, 4, 16),), ({"inference": True} if stream else {})
+
+
+def _temporal_conv_buffer_io() -> Built:
+    """Streaming with the padding state held outside the layer, as for an exported model: the state in,
+    the output and the next state out, through the library's BufferIO."""
+    from pytorch_tcn import TemporalConv1d
+    from pytorch_tcn.buffer import BufferIO
+
+    layer = TemporalConv1d(4, 8, kernel_size=3, dilation=2)
+
+    def stream(x: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        buffer_io = BufferIO(in_buffers=[state])
+        y = layer(x, inference=True, buffer_io=buffer_io)
+        return y, buffer_io.out_buffers[0]
+
+    return stream, (torch.randn(1, 4, 16), torch.zeros(1, 4, 4)), {}
+
+
+PYTORCH_TCN = [
+    Spec("tcn", _tcn),
+    Spec("tcn_train", _tcn, train=True),
+    Spec("tcn_noncausal_batch_norm_skip", partial(_tcn, causal=False, use_norm="batch_norm", use_skip_connections=True,
+                                                  input_shape="NLC", output_projection=2, output_activation="sigmoid")),
+    Spec("tcn_gated_layer_norm", partial(_tcn, use_gate=True, use_norm="layer_norm", activation="gelu",
+                                         kernel_initializer="normal", dilation_reset=2)),
+    Spec("tcn_embeddings_concat", partial(_tcn, embeddings=True, embedding_mode="concat")),
+    Spec("tcn_module_activation", partial(_tcn, activation=torch.nn.SiLU, use_norm=None,
+                                          kernel_initializer="kaiming_uniform", dilations=[1, 2, 4])),
+    Spec("tcn_streaming", partial(_tcn, length=8, batch=1, stream=True)),
+    Spec("temporal_conv1d_centred_reflect", partial(_temporal_conv, causal=False, padding_mode="reflect")),
+    Spec("temporal_conv1d_streaming", partial(_temporal_conv, stream=True)),
+    Spec("temporal_conv1d_streaming_buffer_io", _temporal_conv_buffer_io),
+    Spec("temporal_conv_transpose1d", partial(_temporal_conv, transpose=True)),
+    Spec("temporal_conv_transpose1d_centred_odd", partial(_temporal_conv, transpose=True, causal=False, stride=3)),
+]
+
+
+# egnn-pytorch (E(n)-equivariant graph networks; dense, and on torch-geometric's message passing) -
+
+def _egnn(nodes: int = 8, masked: bool = False, edges: int = 0, adjacency: bool = False, **options: Any) -> Built:
+    """One E(n)-equivariant layer over node features and 3-D coordinates: (features, coordinates) out."""
+    from egnn_pytorch import EGNN
+
+    model = EGNN(dim=16, edge_dim=edges, m_dim=8, **options)
+    kwargs: dict[str, Any] = {}
+    if masked:
+        kwargs["mask"] = torch.arange(nodes).expand(2, nodes) < torch.tensor([[nodes], [nodes - 2]])
+    if edges:
+        kwargs["edges"] = torch.randn(2, nodes, nodes, edges)
+    if adjacency:  # a chain graph
+        kwargs["adj_mat"] = (torch.arange(nodes)[:, None] - torch.arange(nodes)[None, :]).abs() == 1
+    return model, (torch.randn(2, nodes, 16), torch.randn(2, nodes, 3)), kwargs
+
+
+def _egnn_network(nodes: int = 8, masked: bool = False, adjacency: bool = False, edge_tokens: bool = False,
+                  **options: Any) -> Built:
+    """A stack of EGNN layers over atom tokens (optionally with bond tokens, n-degree adjacency and global
+    attention tokens), as in molecule models."""
+    from egnn_pytorch import EGNN_Network
+
+    if edge_tokens:
+        options.update(num_edge_tokens=4, edge_dim=4)
+    model = EGNN_Network(depth=2, dim=16, num_tokens=10, m_dim=8, **options)
+    kwargs: dict[str, Any] = {}
+    if masked:
+        kwargs["mask"] = torch.arange(nodes).expand(2, nodes) < torch.tensor([[nodes], [nodes - 3]])
+    if adjacency:
+        kwargs["adj_mat"] = (torch.arange(nodes)[:, None] - torch.arange(nodes)[None, :]).abs() == 1
+    if edge_tokens:
+        kwargs["edges"] = torch.randint(0, 4, (2, nodes, nodes))
+    return model, (torch.randint(0, 10, (2, nodes)), torch.randn(2, nodes, 3)), kwargs
+
+
+def _egnn_sparse(network: bool = False, **options: Any) -> Built:
+    """The message-passing version over an edge list: rows of (x, y, z, features), two graphs in a batch."""
+    from egnn_pytorch import EGNN_Sparse, EGNN_Sparse_Network
+
+    nodes = 10
+    edge_index = torch.randint(0, nodes, (2, 30))
+    batch = torch.tensor([0] * 6 + [1] * 4)
+    if network:  # the last feature column is an atom type, embedded by the network
+        model = EGNN_Sparse_Network(n_layers=2, feats_dim=9, m_dim=8, embedding_nums=[5], embedding_dims=[4],
+                                    edge_attr_dim=2, **options)
+        x = torch.cat([torch.randn(nodes, 3 + 8), torch.randint(0, 5, (nodes, 1)).float()], dim=-1)
+        return model, (x, edge_index, batch, torch.randn(30, 2)), {}
+    model = EGNN_Sparse(feats_dim=8, m_dim=8, **options)
+    return model, (torch.randn(nodes, 3 + 8), edge_index), {"batch": batch}
+
+
+EGNN = [
+    Spec("egnn", _egnn),
+    Spec("egnn_nearest_masked", partial(_egnn, masked=True, num_nearest_neighbors=4, fourier_features=2,
+                                        norm_coors=True, soft_edges=True, m_pool_method="mean",
+                                        coor_weights_clamp_value=2.0)),
+    Spec("egnn_edges_train", partial(_egnn, edges=4, dropout=0.1, norm_feats=True), train=True),
+    Spec("egnn_sparse_neighbors", partial(_egnn, adjacency=True, only_sparse_neighbors=True)),
+    Spec("egnn_coordinates_only", partial(_egnn, update_feats=False, valid_radius=2.0, num_nearest_neighbors=3)),
+    Spec("egnn_network", partial(_egnn_network, num_positions=16)),
+    Spec("egnn_network_adjacency_degrees", partial(_egnn_network, adjacency=True, edge_tokens=True, num_adj_degrees=3,
+                                                   adj_dim=4)),
+    Spec("egnn_network_global_attention", partial(_egnn_network, masked=True, global_linear_attn_every=1,
+                                                  global_linear_attn_heads=2, global_linear_attn_dim_head=8,
+                                                  num_global_tokens=2)),
+    Spec("egnn_sparse", partial(_egnn_sparse, fourier_features=2, soft_edge=1, norm_feats=True)),
+    Spec("egnn_sparse_network", partial(_egnn_sparse, network=True)),
+]
+
+
+# stable-baselines3 (policies built from gymnasium spaces; PPO/A2C training evaluates actions, SAC and TD3
+# train through their actor's and critic's own methods) -------------------------------------------
+
+def _sb3_space(kind: str) -> Any:
+    import numpy as np
+    from gymnasium import spaces
+
+    return {"vector": spaces.Box(-1.0, 1.0, (8,), np.float32),
+            "image": spaces.Box(0, 255, (3, 36, 36), np.uint8),  # NatureCNN's smallest input
+            "dict": spaces.Dict({"image": spaces.Box(0, 255, (3, 36, 36), np.uint8),
+                                 "state": spaces.Box(-1.0, 1.0, (5,), np.float32)}),
+            "discrete": spaces.Discrete(4),
+            "box": spaces.Box(-2.0, 2.0, (2,), np.float32),
+            "multi_discrete": spaces.MultiDiscrete([3, 4]),
+            "multi_binary": spaces.MultiBinary(3)}[kind]
+
+
+def _sb3_observation(kind: str, batch: int = 4) -> Any:
+    if kind == "vector":
+        return torch.rand(batch, 8) * 2 - 1
+    if kind == "image":
+        return torch.randint(0, 256, (batch, 3, 36, 36), dtype=torch.uint8)  # as the buffers store images
+    return {"image": _sb3_observation("image", batch), "state": torch.rand(batch, 5) * 2 - 1}
+
+
+def _sb3_actions(kind: str, batch: int = 4) -> torch.Tensor:
+    return {"discrete": lambda: torch.randint(0, 4, (batch,)).float(),
+            "box": lambda: torch.rand(batch, 2) * 4 - 2,
+            "multi_discrete": lambda: torch.stack([torch.randint(0, 3, (batch,)), torch.randint(0, 4, (batch,))], 1),
+            "multi_binary": lambda: torch.randint(0, 2, (batch, 3)).float()}[kind]()
+
+
+def _actor_critic(observation: str = "vector", action: str = "discrete", evaluate: bool = False,
+                  **options: Any) -> Built:
+    """A PPO/A2C actor-critic policy: sampled actions, values and log-probabilities (forward), or what the
+    training loss evaluates (`evaluate_actions`)."""
+    from stable_baselines3.common.policies import ActorCriticCnnPolicy, ActorCriticPolicy, MultiInputActorCriticPolicy
+
+    policy_class = {"vector": ActorCriticPolicy, "image": ActorCriticCnnPolicy,
+                    "dict": MultiInputActorCriticPolicy}[observation]
+    policy = policy_class(_sb3_space(observation), _sb3_space(action), lambda _: 3e-4, net_arch=[16, 16], **options)
+    if not evaluate:
+        return policy, (_sb3_observation(observation),), {}
+    policy.set_training_mode(True)
+    obs = _sb3_observation(observation)
+    return policy.evaluate_actions, (obs, _sb3_actions(action)), {}
+
+
+def _dqn(**options: Any) -> Built:
+    """DQN's greedy action from its Q-network."""
+    from stable_baselines3.dqn.policies import DQNPolicy
+
+    return DQNPolicy(_sb3_space("vector"), _sb3_space("discrete"), lambda _: 1e-4, net_arch=[16, 16],
+                     **options), (_sb3_observation("vector"),), {}
+
+
+def _off_policy(algorithm: str, part: str = "policy", **options: Any) -> Built:
+    """SAC's or TD3's policy (its actor's action), or the parts their training steps call: SAC's squashed
+    Gaussian `action_log_prob`, TD3's critic `q1_forward`."""
+    from stable_baselines3.sac.policies import SACPolicy
+    from stable_baselines3.td3.policies import TD3Policy
+
+    policy = {"sac": SACPolicy, "td3": TD3Policy}[algorithm](_sb3_space("vector"), _sb3_space("box"),
+                                                            lambda _: 3e-4, net_arch=[16, 16], **options)
+    obs = _sb3_observation("vector")
+    if part == "policy":
+        return policy, (obs,), {}
+    policy.set_training_mode(True)
+    if part == "action_log_prob":
+        return policy.actor.action_log_prob, (obs,), {}
+    return policy.critic.q1_forward, (obs, _sb3_actions("box")), {}
+
+
+STABLE_BASELINES3 = [
+    Spec("ppo_mlp_discrete", _actor_critic),
+    Spec("ppo_mlp_gaussian", partial(_actor_critic, action="box", activation_fn=torch.nn.ReLU)),
+    Spec("ppo_mlp_sde", partial(_actor_critic, action="box", use_sde=True, squash_output=True)),
+    Spec("ppo_cnn", partial(_actor_critic, "image")),
+    Spec("ppo_multi_input", partial(_actor_critic, "dict", "multi_discrete")),
+    Spec("ppo_evaluate_actions_multi_discrete", partial(_actor_critic, action="multi_discrete",
+                                                        evaluate=True, share_features_extractor=False),
+         train=True),
+    Spec("a2c_evaluate_actions_multi_binary", partial(_actor_critic, action="multi_binary",
+                                                      evaluate=True), train=True),
+    Spec("dqn", _dqn),
+    Spec("sac", partial(_off_policy, "sac")),
+    Spec("sac_action_log_prob", partial(_off_policy, "sac", "action_log_prob"), train=True),
+    Spec("td3", partial(_off_policy, "td3")),
+    Spec("td3_q1_forward", partial(_off_policy, "td3", "q1_forward"), train=True),
+]
+
+
 MODELS: dict[str, list[Spec]] = {
     "transformers": TRANSFORMERS,
     "diffusers": DIFFUSERS,
@@ -2531,4 +2758,7 @@ MODELS: dict[str, list[Spec]] = {
     "neuraloperator": NEURALOP,
     "geomloss": GEOMLOSS,
     "siren-pytorch": SIREN,
+    "pytorch-tcn": PYTORCH_TCN,
+    "egnn-pytorch": EGNN,
+    "stable-baselines3": STABLE_BASELINES3,
 }
