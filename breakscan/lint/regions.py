@@ -268,6 +268,18 @@ class Project:
     def find_function(self, qualified: str) -> FunctionInfo | None:
         return self._find(qualified, "functions")
 
+    def star_imported(self, module: ModuleIndex, name: str) -> str | None:
+        """The qualified name of the scanned function or class that a module's `from ... import *`
+        binds `name` to (`exists` after `from .utils import *`), the last such import winning, as
+        in Python; None when none binds it."""
+        if name.startswith("_"):
+            return None
+        for source in reversed(module.star_imports):
+            qualified = f"{source}.{name}"
+            if self.find_function(qualified) is not None or self.find_class(qualified) is not None:
+                return qualified
+        return None
+
     def _find(self, qualified: str, table: str, hops: int = 0):
         """A class or function of a scanned module, following re-exports (`from .layers import
         Block`, `from .layers import *` in a package's `__init__`)."""

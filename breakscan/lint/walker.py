@@ -546,6 +546,10 @@ class RegionWalker(cst.CSTVisitor):
             found = None  # a local variable shadows any global of that name
         else:
             found = self.function.module.qualify(dotted, self.local_imports)
+            if found is None and self.function.module.star_imports:
+                head, dot, rest = dotted.partition(".")
+                source = self.project.star_imported(self.function.module, head)
+                found = source + dot + rest if source is not None else None
         self._qualnames[key] = found
         return found
 

@@ -33,6 +33,7 @@ ENTRIES = {
     "type_aliases": "model.py",  # annotations naming type aliases another module defines
     "inherited_forward": "losses/circle.py",  # no forward of its own: the base class's (elsewhere) runs
     "star_reexports": "model.py",  # a package's `from .layers import *`; class methods called through it
+    "star_helpers": "model.py",  # `from helpers import *` binds the functions a forward calls by name
 }
 
 
