@@ -1240,6 +1240,39 @@ def _index_class(index: ModuleIndex, node: cst.ClassDef, top: cst.CSTNode) -> No
             index.functions[method.qualname] = method
             if _is_setup_method(statement.name.value):
                 _SelfAttributeCollector(index, info, statement).run(statement.body)
+    _collect_called_from_init(index, info)
+
+
+def _collect_called_from_init(index: ModuleIndex, info: ClassInfo) -> None:
+    """A method `__init__` calls on `self` (`self._set_cos_sin_cache(max_len)`) sets up the object
+    too, whatever its name: its stores are collected, its parameters of the kinds the call gives
+    them where they declare none."""
+    init = info.methods.get("__init__")
+    if init is None:
+        return
+    init_parameters = {p.name.value: p for p in (*init.node.params.params, *init.node.params.kwonly_params)}
+    done = {name for name in info.methods if _is_setup_method(name)}
+    for call in find_nodes(init.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda)):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and _is_self(func.value)) or func.attr.value in done:
+            continue
+        method = info.methods.get(func.attr.value)
+        if method is None:
+            continue
+        done.add(func.attr.value)
+        given: dict[str, Kind] = {}
+        params = [p.name.value for p in (*method.node.params.posonly_params, *method.node.params.params)][1:]
+        for position, argument in enumerate(call.args):
+            if argument.star:
+                break
+            name = argument.keyword.value if argument.keyword is not None else (
+                params[position] if position < len(params) else None)
+            value = argument.value
+            kind = literal_kind(value) or (parameter_kind(init_parameters[value.value])
+                                           if isinstance(value, cst.Name) and value.value in init_parameters else None)
+            if name is not None and isinstance(kind, Kind) and is_plain(kind):
+                given[name] = kind
+        _SelfAttributeCollector(index, info, method.node, given).run(method.node.body)
 
 
 def _index_record_factory(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> None:
@@ -1330,10 +1363,12 @@ def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[
 class _SelfAttributeCollector:
     """Records `self.x = Cls(...)`, `self.register_buffer("x", ...)` and `self.x = nn.Parameter(...)`."""
 
-    def __init__(self, index: ModuleIndex, info: ClassInfo, method: cst.FunctionDef):
+    def __init__(self, index: ModuleIndex, info: ClassInfo, method: cst.FunctionDef,
+                 given: dict[str, Kind] | None = None):
         self.index = index
         self.info = info
         self.in_init = method.name.value == "__init__"
+        self.given = given or {}  # the kinds `__init__`'s call gives this method's parameters
         params = method.params
         self.parameters = {p.name.value: p for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         self.spread = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
@@ -1416,6 +1451,8 @@ class _SelfAttributeCollector:
         kind = literal_kind(value)
         if kind is None and isinstance(value, cst.Name) and value.value in self.parameters:
             kind = parameter_kind(self.parameters[value.value])
+            if not (isinstance(kind, Kind) and is_plain(kind)):
+                kind = self.given.get(value.value)
         return kind if isinstance(kind, Kind) and is_plain(kind) else None
 
     def _converted_kind(self, value: cst.BaseExpression) -> Kind | None:

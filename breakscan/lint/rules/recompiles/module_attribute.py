@@ -213,6 +213,23 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Positions(torch.nn.Module):
+                def __init__(self, max_len=4):
+                    super().__init__()
+                    self._set_cache(max_len)
+
+                def _set_cache(self, seq_len):
+                    self.cached_len = seq_len  # `__init__` calls it: an int
+                    self.table = torch.arange(seq_len).float()
+
+                def forward(self, x):
+                    if x.shape[0] > self.cached_len:  # recompile
+                        self._set_cache(x.shape[0])
+                    return x + self.table[: x.shape[0]]
+        """, entry="Positions(2)", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class Blend(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -453,11 +470,12 @@ class ModuleAttributeUpdated(Rule):
             if attribute not in self.first_reads:
                 self.set_by_calls.add(attribute)  # what later reads find is not known here
             # What the method stores is not known here: an update of itself (`+= 1`), or a value
-            # given to an attribute that was None, changes what the guard read; another value,
-            # a flag set back to what it was, may not.
-            # A flag the method sets to the other value than `__init__` gives it
-            # (`self.initialized = True`) changes what the guard read.
-            elif store == "updated" or (store == "set" and self.kinds.get(attribute) == v.NONE) or (
+            # given to an attribute that was None, changes what the guard read; a number set to
+            # another value (`self._set_cache(seq_len)` storing `self.max_len = seq_len`) changes
+            # it when that value differs, as such a store in this function does; a flag set back
+            # to what it was may not. A flag the method sets to the other value than `__init__`
+            # gives it (`self.initialized = True`) changes what the guard read.
+            elif store == "updated" or (store == "set" and self.kinds.get(attribute) in (v.NONE, v.INT, v.FLOAT)) or (
                     store in ("True", "False") and self.kinds.get(attribute) == v.BOOL
                     and _built_flag(callee, attribute, ctx) not in (None, store)):
                 self._written(attribute, node, ctx, from_itself=store == "updated")
