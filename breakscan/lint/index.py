@@ -227,6 +227,8 @@ class CallSites:
     varying_dtypes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     # the same, when they give a tensor argument that requires grad on some calls only: the calls
     varying_grads: dict[str, str] = field(default_factory=dict)
+    # the same, when they give a tensor argument in other memory formats (`channels_last` on some): the calls
+    varying_layouts: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
     def merged(all_sites: Iterable[CallSites]) -> CallSites:
@@ -248,6 +250,8 @@ class CallSites:
                 merged.varying_dtypes.setdefault(key, typed)
             for key, calls in sites.varying_grads.items():
                 merged.varying_grads.setdefault(key, calls)
+            for key, calls in sites.varying_layouts.items():
+                merged.varying_layouts.setdefault(key, calls)
         return merged
 
 
@@ -474,6 +478,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         grads = {_declared_requires_grad(call[position], index) for call in calls}
         if grads == {True, False}:
             index.call_sites.varying_grads.setdefault(key, source)
+        layouts = {_declared_memory_format(call[position], index) for call in calls}
+        if None not in layouts and len(layouts) > 1:
+            index.call_sites.varying_layouts.setdefault(key, source)
         signatures = [_literal_signature(call[position], index) for call in calls]
         if any(s is None for s in signatures) or len({s[0] for s in signatures}) != 1 or len(set(signatures)) < 2:
             continue
@@ -676,6 +683,30 @@ def _declared_requires_grad(argument: ast.expr, index: ModuleIndex) -> bool | No
     if given is None:
         return False
     return given.value if isinstance(given, ast.Constant) and isinstance(given.value, bool) else None
+
+
+def _declared_memory_format(argument: ast.expr, index: ModuleIndex) -> str | None:
+    """The memory format of a tensor a declared argument makes, where it is written out
+    (`torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)`: "torch.channels_last";
+    a factory's own tensor: "torch.contiguous_format"); None when the argument is no tensor made
+    there, or a step on it may change its layout in a way not read here (`.permute(...)`)."""
+    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and isinstance(
+            argument.func.value, ast.Call):
+        given = next((k.value for k in argument.keywords if k.arg == "memory_format"), None)
+        if argument.func.attr in ("contiguous", "to") and given is not None:  # the last one applied comes first
+            return index.qualify(ast.unparse(given))
+        if argument.func.attr not in _LAYOUT_KEEPING:
+            return None
+        argument = argument.func.value
+    if not (isinstance(argument, ast.Call) and index.qualify(ast.unparse(argument.func)) in _MAKES_TENSOR):
+        return None
+    given = next((k.value for k in argument.keywords if k.arg == "memory_format"), None)
+    return index.qualify(ast.unparse(given)) if given is not None else "torch.contiguous_format"
+
+
+# Methods whose result has the strides of the tensor they are called on.
+_LAYOUT_KEEPING = frozenset({"requires_grad_", "detach", "float", "double", "half", "bfloat16", "to", "cpu",
+                             "clone", "contiguous", "abs", "neg", "mul", "add", "sub", "div"})
 
 
 def _dtype_named(node: ast.expr, index: ModuleIndex) -> str | None:

@@ -1,0 +1,77 @@
+from breakscan.lint.rule import Example, FunctionRule
+
+
+class VaryingInputMemoryFormat(FunctionRule):
+    id = "BR020"
+    name = "varying-input-memory-format"
+    kind = "recompile"
+    gb_ids = ()
+    severity = "warning"
+    message = ("the declared calls give this compiled code a tensor in one memory format on some calls and in "
+               "another on others: TorchDynamo guards on each input's strides, so the other layout recompiles it")
+    fix_hint = ("convert inputs to one memory format before the call (`x.contiguous(memory_format=torch.channels_last)` "
+                "every time), or expect one compile per layout (both stay cached)")
+    docs = """
+    ## What it does
+    Flags a compiled function, or the `forward` of a compiled module, that the calls
+    `BREAKSCAN_TARGETS` declares give a tensor in other memory formats, as written
+    (`torch.randn(2, 3, 16, 16)`, then `torch.randn(2, 3, 16, 16).contiguous(memory_format=
+    torch.channels_last)` or `.to(memory_format=...)`; read, never run). Reported at the
+    function, where TorchDynamo reports a recompile for an input's strides.
+
+    ## Why is this bad?
+    TorchDynamo 2.13 guards on the strides of every tensor input (`tensor 'x' stride mismatch
+    at index 1`): a network fed NCHW batches, then channels-last ones (a data loader that
+    converts some of them, a benchmark that tries both), compiles twice. Both graphs stay cached,
+    so it is one extra compile per layout (a warning).
+
+    ## Example
+    ```python
+    model = torch.compile(ConvNet().eval())
+    model(images)                                                  # contiguous
+    model(images.contiguous(memory_format=torch.channels_last))    # recompiles
+    ```
+
+    ## Use instead
+    Convert every input to one memory format before calling the compiled code.
+    """
+    invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stem(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+                def forward(self, x):  # recompile
+                    return self.conv(x).relu().mean((-2, -1))
+
+            BREAKSCAN_TARGETS = {"Stem().eval()": "[torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"}
+        """, entry="Stem().eval()",
+            inputs="[torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"),
+    )
+    valid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stem(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+                def forward(self, x):
+                    return self.conv(x).relu().mean((-2, -1))
+
+            BREAKSCAN_TARGETS = {"Stem().eval()": "[torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last), torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"}
+        """, entry="Stem().eval()",
+            inputs="[torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last), "
+                   "torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"),
+    )
+
+    def check_function(self, ctx) -> None:
+        calls = ctx.entry_in(ctx.call_sites.varying_layouts)
+        if calls is not None:
+            ctx.report(self, ctx.function_start, f"{self.message} (`{calls}`)")
