@@ -109,6 +109,10 @@ DATA_SIZED = Kind("data-sized", family="tensor")
 # and Python values only: the same on every call, so nothing read from it varies with the data.
 STATE = Kind("module-state", family="tensor")
 NONE = Kind("none")
+# An attribute that is None as the object was built (`self.cache = None` in `__init__`), read: the
+# compiled code may have set it on an earlier call, so a copy of it (`cache = self.cache`) is not
+# known to be None where it is tested, as the attribute itself is not.
+NONE_ATTRIBUTE = Kind("none-attribute", family="none")
 SHAPE = Kind("shape")  # a torch.Size, or a slice of one: a tuple of ints
 # What a call into code the analysis cannot see returns (an import it cannot find, a package not
 # followed): not known to be a tensor, so nothing is reported on the strength of it.

@@ -849,7 +849,9 @@ class RegionWalker(cst.CSTVisitor):
                     kind = info.attr_kinds[attr]
                     # None until a method stores something (`self.best = scores.max(-1).values`)
                     stored = self._stored_by_methods(classes, attr) if kind == v.NONE else None
-                    return v.join(kind, stored) if stored is not None else kind
+                    if stored is not None:
+                        return v.join(kind, stored)
+                    return v.NONE_ATTRIBUTE if kind == v.NONE else kind
             for info in classes:
                 if attr in info.annotated:  # `loss: Optional[Tensor] = None` in the class body
                     annotation = info.annotated[attr]
@@ -1631,7 +1633,8 @@ class RegionWalker(cst.CSTVisitor):
                 return None
             value = self.value(other)
             # Not an object: joined with None, an object stays an object (`join`).
-            is_none = True if value == v.NONE else False if isinstance(value, v.Container) else None
+            is_none = True if value == v.NONE and value.name == v.NONE.name else False if isinstance(
+                value, v.Container) else None
             if is_none is None and self.called and other.value in self._parameter_positions and any(
                     v.identical(value, number) for number in (v.INT, v.FLOAT, v.BOOL, v.STR, v.SHAPE)):
                 is_none = False  # a helper's parameter every call site gives a number it computed: never None

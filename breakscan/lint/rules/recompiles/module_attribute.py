@@ -230,6 +230,23 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Normalized(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._cached = None
+
+                def forward(self, x):
+                    cache = self._cached
+                    if cache is None:  # recompile
+                        weight = torch.ones(x.shape[0]) / x.shape[0]
+                        self._cached = (weight, x.shape[0])
+                    else:
+                        weight, _ = cache
+                    return x * weight
+        """, entry="Normalized()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class Blend(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -451,7 +468,7 @@ class ModuleAttributeUpdated(Rule):
     def on_Name(self, node: cst.Name, ctx) -> None:
         attribute = self.saved.get(node.value)
         if attribute is not None and id(node) not in self.stores and attribute not in self.first_reads:
-            kind = ctx.value(node)
+            kind = self._as_read(attribute, ctx.value(node), ctx)
             if _guarded(attribute, kind, ctx):
                 self._first_read(attribute, node, kind, ctx)
 
@@ -489,9 +506,10 @@ class ModuleAttributeUpdated(Rule):
 
     def on_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.stores.add(id(target.target))
-                self.saved.pop(target.target.value, None)
+            for element in (target.target, *_unpacked(target.target)):  # `a, b = ...` binds names, reads none
+                if isinstance(element, cst.Name):
+                    self.stores.add(id(element))
+                    self.saved.pop(element.value, None)
         copied = False
         for local, value in _pairs(node):
             attribute = _attribute_read(value, ctx) or _returned_attribute(value, ctx)
@@ -529,12 +547,18 @@ class ModuleAttributeUpdated(Rule):
         if name is None or name in self.first_reads or name in self.set_by_calls:
             return
         kind = ctx.value(node)
-        if kind == v.OTHER and isinstance(node, cst.Attribute) and name not in self.stored:
-            # Kinds joined over `__init__` and the setup methods that store it again later
-            # (None, then an int `_init_step_index` sets): as built, until this function stores it.
-            kind = ctx.built_kind(name) or kind
+        if isinstance(node, cst.Attribute):
+            kind = self._as_read(name, kind, ctx)
         if _guarded(name, kind, ctx):
             self._first_read(name, node, kind, ctx)
+
+    def _as_read(self, attribute: str, kind: v.Value, ctx) -> v.Value:
+        """Kinds joined over `__init__` and the methods that store the attribute again later (None,
+        then an int `_init_step_index` sets, or a tuple this function caches): as built, until this
+        function stores it; read directly or through a copy (`cache = self._cached`)."""
+        if kind == v.OTHER and attribute not in self.stored:
+            return ctx.built_kind(attribute) or kind
+        return kind
 
     def _first_read(self, name: str, node: cst.BaseExpression, kind: v.Value, ctx) -> None:
         """Where TorchDynamo guards the attribute: reported at once when a step the declared calls
