@@ -53,6 +53,8 @@ from breakscan.lint.catalogue import DATA_PATH, FORMAT  # noqa: E402
 DEFAULT = "default"
 PROBE_TIMEOUT = 60.0
 
+# torch.optim classes whose methods are probed on an object built outside the compiled code.
+OPTIMIZERS = ("SGD", "Adam", "AdamW")
 # The probe's inputs, by parameter name: every probe takes the ones its code mentions.
 INPUTS = {
     "x": "torch.rand(4, 4)",  # positive: log, sqrt, multinomial... run on it
@@ -67,6 +69,8 @@ INPUTS = {
     "w": "torch.rand(4, 4, requires_grad=True)",  # a leaf that requires grad
     "r": "torch.get_rng_state()",  # a generator state (a uint8 tensor)
     "e": "torch.quasirandom.SobolEngine(4)",  # a torch object built outside the compiled code
+    # torch's optimizers, built outside the compiled code (a training step compiled whole calls them)
+    **{name.lower(): f"torch.optim.{name}([torch.nn.Parameter(torch.rand(4))], lr=0.1)" for name in OPTIMIZERS},
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -454,6 +458,8 @@ TORCH_CALLS = [
 # Methods of torch's own objects, given one built outside the compiled code: (key, code).
 TORCH_OBJECT_CALLS = [
     ("torch.quasirandom.SobolEngine.draw", "e.draw(2)"), ("torch.quasirandom.SobolEngine.reset", "e.reset()"),
+    *((f"torch.optim.{name}.{method}", f"{name.lower()}.{method}()") for name in OPTIMIZERS
+      for method in ("step", "zero_grad")),
 ]
 FUNCTIONAL_CALLS = [
     "F.relu(x)", "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.softmax(x, dim=-1)",

@@ -20,6 +20,9 @@ class UntraceableTorchCall(Rule):
     queries (`x.storage_offset()`, `x.is_pinned()`), global RNG state (`torch.manual_seed`,
     `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
     and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
+    Methods of torch objects the compiled code holds are matched to probes of such objects: a
+    `torch.optim` optimizer's `step()` breaks on purpose (its `torch._dynamo.graph_break()`,
+    GB0025) and `zero_grad()` is skipped (GB0008), in a training step compiled whole.
     Calls given objects are matched to probes given objects of torch classes:
     `kl_divergence(q, prior)` of two distributions breaks in its dispatch (the first time a pair of
     distribution types is seen, which is the compiled call's, GB0059).
@@ -154,6 +157,22 @@ class UntraceableTorchCall(Rule):
                     prior = Normal(torch.zeros(4), torch.ones(4))
                     return kl_divergence(q, prior).sum(-1).mean()  # break
         """, entry="Posterior()", inputs="torch.randn(3, 8)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Adapted(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.optimizer = torch.optim.AdamW(self.fc.parameters(), lr=1e-3)
+
+                def forward(self, x):
+                    y = self.fc(x)
+                    self.optimizer.step()  # break
+                    self.optimizer.zero_grad()  # break
+                    return y * 2
+        """, entry="Adapted()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
