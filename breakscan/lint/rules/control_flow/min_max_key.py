@@ -10,14 +10,15 @@ class MinMaxKey(Rule):
     id = "BS208"
     name = "min-max-key"
     gb_ids = ("GB0193",)
-    message = ("`max`/`min` with `key=` over tensors or a dict view: TorchDynamo only folds it over Python "
-               "constants, so the graph breaks here")
+    message = ("`max`/`min` with `key=` over tensors, objects or a dict view: TorchDynamo only folds it over "
+               "Python constants, so the graph breaks here")
     fix_hint = "stack the candidates and use torch.argmax/argmin on the key values, or pick the item outside"
     docs = """
     ## What it does
     Flags `max(...)` and `min(...)` called with a `key=` function in compiled code when what they
     compare holds tensors (`max(scores, key=lambda k: scores[k])` over a dict of tensors,
-    `min([a, b], key=lambda t: t.sum())`) or is a dict's `keys()`, `values()` or `items()`.
+    `min([a, b], key=lambda t: t.sum())`) or objects (`max(hyps, key=self._score)` over a list of
+    hypotheses, a `ModuleList`), or is a dict's `keys()`, `values()` or `items()`.
 
     ## Why is this bad?
     TorchDynamo 2.13 handles `max`/`min` with `key=` only by running them on Python constants
@@ -63,6 +64,21 @@ class MinMaxKey(Rule):
                 longest = max(sizes.keys(), key=len)  # break
                 return x * len(longest)
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Candidate:
+                def __init__(self, tokens, length):
+                    self.tokens = tokens
+                    self.length = length
+
+            class Picker(nn.Module):
+                def forward(self, x):
+                    candidates = [Candidate(x, 2), Candidate(x * 2, 3)]
+                    longest = max(candidates, key=lambda c: c.length)  # break
+                    return longest.tokens + 1
+        """, entry="Picker()"),
     )
     valid = (
         Example("""
@@ -89,7 +105,8 @@ class MinMaxKey(Rule):
         if not any(a.keyword is not None and a.keyword.value == "key" for a in node.args):
             return
         compared = [a.value for a in node.args if a.keyword is None]
-        if any(_holds_tensors(item, ctx) or _is_dict_view(item, ctx) for item in compared):
+        if any(_holds_tensors(item, ctx) or _holds_objects(item, ctx) or _is_dict_view(item, ctx)
+               for item in compared):
             ctx.report(self, node)
 
 
@@ -97,6 +114,14 @@ def _holds_tensors(node: cst.BaseExpression, ctx) -> bool:
     value = ctx.value(node)
     return value in (v.TENSOR, v.TENSORS) or (
         isinstance(value, v.Container) and any(held in (v.TENSOR, v.TENSORS) for _, held in value.keys or ()))
+
+
+def _holds_objects(node: cst.BaseExpression, ctx) -> bool:
+    """Objects compared by their key (`max(hyps, key=score)` over a list of hypotheses, a
+    ModuleList): not constants, whatever the key gives (probed: an int field breaks too)."""
+    value = ctx.value(node)
+    element = v.held(value) if v.sort_of(value) in ("list", "tuple") else None
+    return isinstance(value, v.ModuleValue) or isinstance(element, v.ModuleValue)
 
 
 def _is_dict_view(node: cst.BaseExpression, ctx) -> bool:
