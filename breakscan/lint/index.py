@@ -312,6 +312,10 @@ class ModuleIndex:
     declared_step_stores: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
     # the module's functions such steps call (`lambda m: set_fast_gelu(False)`) -> the step as written
     declared_step_functions: dict[str, str] = field(default_factory=dict)
+    # -> each such step, with the arguments of its call that are literals, by position and by keyword
+    # (others left out): `set_flag("use_sdpa", False)` gives `({0: "use_sdpa", 1: False}, {})`
+    declared_step_arguments: dict[str, list[tuple[str, dict[int, object], dict[str, object]]]] = field(
+        default_factory=dict)
     call_sites: CallSites = field(default_factory=CallSites)
     # Module-level tables of classes or functions (`SOLVERS = {"dopri5": Dopri5Solver, ...}`, nested
     # dicts and `partial(f, ...)` of them): their qualified names.
@@ -455,6 +459,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
                     (path, called, ast.unparse(step)))
             elif path is None and (qualified := index.qualify(called)) is not None:
                 index.declared_step_functions.setdefault(qualified, ast.unparse(step))
+                for call in _calls_named(step, called):
+                    index.declared_step_arguments.setdefault(qualified, []).append(
+                        (ast.unparse(step), *_literal_arguments(call)))
     if len(items) > 1 and all(_makes_random_tensor(item, index) for item in items):
         index.varying_data = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
     if function is None or key is None or not items:
@@ -572,6 +579,24 @@ def _step_calls(step: ast.Lambda) -> list[tuple[tuple[str, ...] | None, str]]:
         elif isinstance(func, ast.Name) and func.id != given:
             found.append((None, ".".join([func.id, *path])))
     return found
+
+
+def _calls_named(step: ast.Lambda, dotted: str) -> list[ast.Call]:
+    """The calls a step makes of the function written `dotted`."""
+    return [node for node in ast.walk(step.body) if isinstance(node, ast.Call) and ast.unparse(node.func) == dotted]
+
+
+def _literal_arguments(call: ast.Call) -> tuple[dict[int, object], dict[str, object]]:
+    """The arguments of a call that are literals, by position and by keyword."""
+    def literal(node: ast.expr) -> tuple[bool, object]:
+        try:
+            return True, ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False, None
+    spread = next((i for i, node in enumerate(call.args) if isinstance(node, ast.Starred)), len(call.args))
+    positional = {i: value for i, node in enumerate(call.args[:spread]) for known, value in [literal(node)] if known}
+    keywords = {k.arg: value for k in call.keywords if k.arg is not None for known, value in [literal(k.value)] if known}
+    return positional, keywords
 
 
 # torch functions that make a tensor, as declared inputs are written (`torch.tensor(3.0)`).

@@ -24,7 +24,9 @@ class GlobalNumberUpdated(Rule):
     `BREAKSCAN_TARGETS` declares sets
     (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), or a module-level dict whose
     entries such a function changes (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
-    compiled code (a warning); or an entry of a module-level dict that the compiled code counts up
+    compiled code (a warning): each entry the steps set, where it is first read
+    (`set_flag("fused", False)` sets `FLAGS["fused"]`, the function's parameter read as the step
+    gives it), or the dict's first read where which entries they set is not known; or an entry of a module-level dict that the compiled code counts up
     itself (`STATE["step"] += 1`: a warning, as the entry may hold a tensor). Reported where
     TorchDynamo installs its guard: the read.
 
@@ -116,8 +118,8 @@ class GlobalNumberUpdated(Rule):
 
             def block(x):
                 if FLAGS["fused"]:  # recompile
-                    return torch.addcmul(x, x, x)
-                return x + x * x
+                    return torch.addcmul(x, x, x) * FLAGS["scale"]
+                return (x + x * x) * FLAGS["scale"]  # an entry the step leaves as it is
 
             BREAKSCAN_TARGETS = {"block": "[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"}
         """, entry="block", inputs="[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"),
@@ -186,6 +188,9 @@ class GlobalNumberUpdated(Rule):
         self.copies: dict[str, str] = {}  # local -> the module-level name it was set from
         self.copied: set[int] = set()  # the reads of those assignments, which read nothing yet
         self.between: dict[str, tuple[str, bool]] | None = None  # the globals the declared steps set (asked once)
+        self.keys: dict[str, dict[str, str] | None] | None = None  # the entries they set, by dict (asked once)
+        self.keyed: set[int] = set()  # globals read under a literal key, judged by that entry
+        self.reported_entries: set[tuple[str, str]] = set()
         self.declared: dict[str, v.Value] | None = None
 
     def _between_calls(self, ctx) -> dict[str, tuple[str, bool]]:
@@ -201,11 +206,37 @@ class GlobalNumberUpdated(Rule):
                              if numbers.get(name) in _SPECIALISED}
         return self.declared
 
+    def on_Subscript(self, node: cst.Subscript, ctx) -> None:
+        """`FLAGS["use_sdpa"]` where a step sets some entries of `FLAGS`: TorchDynamo guards each
+        entry read, where it is first read; one the steps do not set is not guarded against them."""
+        table = node.value
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        key = index.value if isinstance(index, cst.Index) else None
+        if not (isinstance(table, cst.Name) and isinstance(key, cst.SimpleString) and isinstance(
+                key.evaluated_value, str)) or ctx.local_value(table.value) is not None:
+            return
+        between = self._between_calls(ctx)
+        if table.value not in between or not between[table.value][1]:
+            return
+        if self.keys is None:
+            self.keys = _keys_set_between_calls(ctx)
+        keys = self.keys.get(table.value)
+        if keys is None:
+            return  # which entries the steps set is not known: the dict's first read stands for them
+        self.keyed.add(id(table))
+        entry = (table.value, key.evaluated_value)
+        if entry[1] in keys and entry not in self.reported_entries:
+            self.reported_entries.add(entry)
+            step = keys[entry[1]]
+            ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets the entry "
+                                   f"`{table.value}[{key.value}]` of a module-level dict: TorchDynamo guards on its "
+                                   "value here, so the call after the step recompiles", severity="warning")
+
     def on_Global(self, node: cst.Global, ctx) -> None:
         self.stores.update(id(item.name) for item in node.names)  # `global CALLS` reads nothing
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if id(node) in self.stores:
+        if id(node) in self.stores or id(node) in self.keyed:
             return
         if node.value in self._declared(ctx):
             self.first_reads.setdefault(node.value, node)
@@ -307,6 +338,61 @@ def _set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
             if name in ctx.module.assignments:
                 stored.setdefault(name, (step, True))
     return stored
+
+
+def _keys_set_between_calls(ctx) -> dict[str, dict[str, str] | None]:
+    """For each module-level dict whose entries the steps change, the string keys they set, each
+    with the first step setting it (`set_flag("use_sdpa", False)` calling `def set_flag(name,
+    value): FLAGS[name] = value`); None where a key is not known (the step gives it by a name,
+    an `update(other)`)."""
+    keys: dict[str, dict[str, str] | None] = {}
+    for qualified in ctx.module.declared_step_functions:
+        function = ctx.find_function(qualified)
+        if function is None:
+            continue
+        for step, positional, keywords in ctx.module.declared_step_arguments.get(qualified, []):
+            for name, written in _entry_keys(function.node, [(positional, keywords)]).items():
+                known = keys.setdefault(name, {})
+                if known is None or written is None:
+                    keys[name] = None
+                else:
+                    for key in sorted(written):
+                        known.setdefault(key, step)
+    return keys
+
+
+def _entry_keys(function: cst.FunctionDef, calls: list[tuple[dict[int, object], dict[str, object]]]
+                ) -> dict[str, frozenset[str] | None]:
+    """The keys a function stores under in dicts it does not bind (`TABLE[key] = value`), its
+    parameters read as the calls give them; None for a dict given a key not known here."""
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    found: dict[str, frozenset[str] | None] = {}
+    for name in _changed_globals(function):
+        found[name] = frozenset()
+    for node in find_nodes(function.body, (cst.AssignTarget, cst.AugAssign, cst.Del, cst.Call), prune=(cst.FunctionDef,)):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in found:
+                found[func.value.value] = None  # `FLAGS.update(...)`, `FLAGS.pop(k)`: any key
+            continue
+        target = node.target
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in found):
+            continue
+        name = target.value.value
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        key = index.value if isinstance(index, cst.Index) else None
+        given: list[object] = []
+        if isinstance(key, cst.SimpleString):
+            given = [key.evaluated_value]
+        elif isinstance(key, cst.Name) and key.value in params and calls:
+            position = params.index(key.value)
+            given = [keywords.get(key.value, positional.get(position)) for positional, keywords in calls]
+        known = found[name]
+        if known is None or not given or not all(isinstance(g, str) for g in given):
+            found[name] = None
+        else:
+            found[name] = known | frozenset(str(g) for g in given)
+    return found
 
 
 def _changed_globals(function: cst.FunctionDef) -> frozenset[str]:
