@@ -441,27 +441,29 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     except SyntaxError:
         return
     written = value.elts if isinstance(value, ast.List) else [value]
-    items = [item for item in written if not isinstance(item, ast.Lambda)]
+    steps = {id(item): step for item in written if (step := _as_step(item, index)) is not None}
+    items = [item for item in written if id(item) not in steps]
     evaluating = bool(evaluating)  # a module starts in training mode
-    for step in (step for step in written if isinstance(step, ast.Lambda)) if len(items) > 1 else ():
+    for item in (item for item in written if id(item) in steps) if len(items) > 1 else ():
+        step, shown = steps[id(item)], ast.unparse(item)
         for path, attribute in _step_stores(step) if offset else ():
             index.declared_step_stores.setdefault(key.removeprefix(f"{index.name}."), []).append(
-                (path, attribute, ast.unparse(step)))
+                (path, attribute, shown))
         for path, called in _step_calls(step):
             if path == () and offset and called in ("eval", "train"):
                 # `lambda m: m.eval()` between calls: the module runs in both modes (BR003)
                 off = called == "eval" or _turns_training_off(step.body)
                 if off != evaluating:
-                    index.call_sites.mode_flips.setdefault(key, ast.unparse(step))
+                    index.call_sites.mode_flips.setdefault(key, shown)
                 evaluating = off
             elif path is not None and offset:
                 index.declared_steps.setdefault(key.removeprefix(f"{index.name}."), []).append(
-                    (path, called, ast.unparse(step)))
+                    (path, called, shown))
             elif path is None and (qualified := index.qualify(called)) is not None:
-                index.declared_step_functions.setdefault(qualified, ast.unparse(step))
+                index.declared_step_functions.setdefault(qualified, shown)
                 for call in _calls_named(step, called):
                     index.declared_step_arguments.setdefault(qualified, []).append(
-                        (ast.unparse(step), *_literal_arguments(call)))
+                        (shown, *_literal_arguments(call)))
     if len(items) > 1 and all(_makes_random_tensor(item, index) for item in items):
         index.varying_data = f"{ast.unparse(entry)} called with {', '.join(ast.unparse(item) for item in items)}"
     if function is None or key is None or not items:
@@ -533,6 +535,34 @@ def _turns_training_off(call: ast.expr) -> bool:
     """`m.train(False)`."""
     return isinstance(call, ast.Call) and bool(call.args) and (
         isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+
+
+def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
+    """A declared item that is a step between calls, as a lambda: itself, or a function of the
+    module named there (`_toggle`, defined `def _toggle(m): m.cfg.normalize = False`), its simple
+    statements rewritten as the expressions a lambda holds (a store as `setattr(...)`)."""
+    if isinstance(item, ast.Lambda):
+        return item
+    function = index.functions.get(item.id) if isinstance(item, ast.Name) else None
+    if function is None:
+        return None
+    try:
+        defined = ast.parse(_source(function.node)).body[0]
+    except SyntaxError:
+        return None
+    if not isinstance(defined, ast.FunctionDef) or len(defined.args.args) != 1:
+        return None
+    done: list[ast.expr] = []
+    for statement in defined.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            done.append(statement.value)
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0], ast.Attribute):
+            target = statement.targets[0]
+            assert isinstance(target, ast.Attribute)
+            done.append(ast.Call(ast.Name("setattr", ast.Load()), [target.value, ast.Constant(target.attr),
+                                                                   statement.value], []))
+    return ast.Lambda(defined.args, ast.Tuple(done, ast.Load()))
 
 
 def _step_stores(step: ast.Lambda) -> list[tuple[tuple[str, ...], str]]:

@@ -52,7 +52,8 @@ class ModuleAttributeUpdated(Rule):
     A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module or on
     a submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`;
     read, never run) changes what it stores as well, and so does a step that sets an attribute
-    itself (`lambda m: setattr(m.config, "temperature", 0.05)`): the first read of such an
+    itself (`lambda m: setattr(m.config, "temperature", 0.05)`, or a function of the file named
+    as a step, `def turn_off(m): m.cfg.normalize = False`): the first read of such an
     attribute in compiled code is flagged, a string included (a warning: one recompile for each
     step that changes the value).
 
@@ -307,6 +308,30 @@ class ModuleAttributeUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"Head()": "[torch.ones(2, 4), lambda m: setattr(m.config, 'temperature', 0.05), torch.ones(2, 4)]"}
         """, entry="Head()", inputs="[torch.ones(2, 4), lambda m: setattr(m.config, 'temperature', 0.05), torch.ones(2, 4)]"),
+        Example("""
+            import dataclasses
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
+            class LossConfig:
+                normalize: bool = True
+
+            class Loss(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cfg = LossConfig()
+
+                def forward(self, x):
+                    if self.cfg.normalize:  # recompile
+                        x = (x - x.mean()) / (x.std() + 1e-8)
+                    return x.pow(2).mean()
+
+            def turn_off(loss):
+                loss.cfg.normalize = False  # a step named by the declared calls
+
+            BREAKSCAN_TARGETS = {"Loss()": "[torch.randn(8), turn_off, torch.randn(8)]"}
+        """, entry="Loss()", inputs="[torch.randn(8), turn_off, torch.randn(8)]"),
         Example("""
             import torch
             from torch import nn
