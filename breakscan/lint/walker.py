@@ -481,6 +481,9 @@ class RegionWalker(cst.CSTVisitor):
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
         self.rebound: set[str] = set()  # names bound since the innermost `if` being walked began
+        # `self.<attr>` this function sets (itself, or by the methods it calls): its stores, unlike
+        # the attributes a caller's state gave it at the start.
+        self.own_stores: set[str] = set()
         self._expand = project.expander(function.module)
         self.loop_depth = 0
         self.try_depth = 0
@@ -1260,6 +1263,7 @@ class RegionWalker(cst.CSTVisitor):
             self.bind(target.value, v.TENSORS if value in (v.TENSOR, v.TENSORS) else v.OTHER)
         elif (key := self._own_attribute(target)) is not None:
             self._set(key, value)  # `self.step_t = step_t`: read back as such further on
+            self.own_stores.add(key)
 
     def _own_attribute(self, node: cst.BaseExpression) -> str | None:
         """`self.attr` on the object the method runs on, as the name its value is bound under."""
@@ -2013,7 +2017,9 @@ class RegionWalker(cst.CSTVisitor):
         params = [*self.function.node.params.posonly_params, *self.function.node.params.params][:1]
         if not params or self.bindings.get(params[0].name.value) != v.SELF:
             return
-        state = self._own_state(params[0].name.value)
+        prefix = params[0].name.value + "."
+        state = {attribute: value for attribute, value in self._own_state(params[0].name.value).items()
+                 if prefix + attribute in self.own_stores}
         stores = self.result.stores
         self.result.stores = state if stores is None else {
             attribute: v.join(stores[attribute], value) for attribute, value in state.items() if attribute in stores}
@@ -2032,6 +2038,7 @@ class RegionWalker(cst.CSTVisitor):
             # An object the method built and kept is the object's, not one this function holds fresh.
             self._set(f"{receiver}.{attribute}",
                       dataclasses.replace(value, fresh=False) if isinstance(value, v.ModuleValue) else value)
+            self.own_stores.add(f"{receiver}.{attribute}")
 
     def _named_keys(self, call: cst.Call) -> list[tuple[str, v.Value]] | None:
         """The keys and values a `dict.update` call stores, when each is named: keyword
