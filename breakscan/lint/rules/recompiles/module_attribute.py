@@ -44,7 +44,8 @@ class ModuleAttributeUpdated(Rule):
     warning. An attribute that is None until the compiled code fills it (a lazily built cache)
     fails its `is None` guard once, on the second call: a warning. A function that puts back the
     value it read before it ends (`saved = self.active ... self.active = saved`) leaves the guard
-    holding, and is not flagged.
+    holding, and is not flagged; nor is a store under a flag the class leaves off when built with
+    its defaults (`if self.cached:` with `cached: bool = False`: torch-geometric's GCNConv).
     `torch._dynamo.config.allow_unspec_int_on_nn_module = True` makes an int attribute dynamic
     after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at
     all. An attribute set without being read first (`self.step = 0`) does not recompile, and is
@@ -397,6 +398,25 @@ class ModuleAttributeUpdated(Rule):
         Example("""
             import torch
 
+            class Normalized(torch.nn.Module):
+                def __init__(self, cached: bool = False):
+                    super().__init__()
+                    self.cached = cached
+                    self._cached = None
+
+                def forward(self, x):
+                    cache = self._cached
+                    if cache is None:
+                        weight = torch.ones(x.shape[0]) / x.shape[0]
+                        if self.cached:  # off as the class is built by default
+                            self._cached = weight
+                    else:
+                        weight = cache
+                    return x * weight
+        """, entry="Normalized()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+
             class Counter(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -612,6 +632,10 @@ class ModuleAttributeUpdated(Rule):
             # `self.cache = None`, or `self.mask = self.mask.to(x) if self.mask is not None else
             # None`: as the call found it.
             return
+        if _off_by_default(ctx):
+            # `if self.cached: self._cached_edge_index = ...` with `cached=False` by default: an
+            # object built as the class builds it by default never stores it.
+            return
         self.reported.add(name)
         owner = "the module" if "." not in name else f"an object the module holds (`self.{name}`)"
         # Under a test of a tensor's data (`if not torch.isfinite(loss): self.skipped += 1`), only
@@ -711,6 +735,42 @@ def _set_between_calls(ctx) -> dict[str, str]:
     for path, attribute, step in ctx.module.declared_step_stores.get(ctx.function.class_name, ()):
         stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
     return stored
+
+
+def _off_by_default(ctx) -> bool:
+    """Whether a branch around here is one the object does not take as its class builds it by
+    default: `if self.cached:` where `__init__` stores False there, or a parameter defaulting to
+    False (`cached: bool = False`); `if not self.x:` the other way round."""
+    for branch in ctx.conditions:
+        test = branch.test
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        flag = test.expression if negated else test
+        if not (isinstance(flag, cst.Attribute) and isinstance(flag.value, cst.Name) and flag.value.value == "self"):
+            continue
+        default = _default_flag(flag.attr.value, ctx)
+        if default is not None and (default != negated) != branch.when:
+            return True
+    return False
+
+
+def _default_flag(attribute: str, ctx) -> bool | None:
+    """The bool `__init__` leaves in `self.<attribute>` when the object is built with defaults:
+    a literal it stores, or the default of the parameter it stores; None when not known."""
+    function = ctx.function
+    info = ctx.find_class(f"{function.module.name}.{function.class_name}") if function.class_name else None
+    init = ctx.method_of(info, "__init__") if info is not None else None
+    if info is None or init is None:
+        return None
+    store = ctx.memoised(_assigned_attributes, init.node).get(attribute)
+    if store in ("True", "False"):
+        return store == "True"
+    name = info.attr_params.get(attribute)
+    params = init.node.params
+    param = next((p for p in (*params.params, *params.kwonly_params) if p.name.value == name), None)
+    default = param.default if param is not None else None
+    if isinstance(default, cst.Name) and default.value in ("True", "False"):
+        return default.value == "True"
+    return None
 
 
 def _built_flag(method, attribute: str, ctx) -> str | None:
