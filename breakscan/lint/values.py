@@ -438,6 +438,8 @@ def join(a: Value, b: Value) -> Value:
             return a
         if a == STR:
             return STR  # tensor text (or a varying string) on one path only: not known to be it
+        if is_drawn(a) or is_drawn(b):
+            return a if is_drawn(a) else b  # a draw on one path (training's crop start): used as a number, it breaks there
         for plain in (BOOL, INT, FLOAT):
             if a == plain:
                 return plain  # the training mode, a varying number, on one path only
@@ -460,6 +462,8 @@ def join(a: Value, b: Value) -> Value:
         # A tensor, or a value that may be None: it may be None (an assumed one stays assumed).
         return ASSUMED_OPTIONAL if all(is_assumed_tensor(k) for k in (a, b) if k != NONE) else MAYBE_TENSOR
     if is_plain(a) and is_plain(b):
+        if is_drawn(a) or is_drawn(b):
+            return a if is_drawn(a) else b  # a draw on one path: a Python use of it breaks there
         if a in NUMBERS and b in NUMBERS:
             return FLOAT if FLOAT in (a, b) else INT
         return OTHER

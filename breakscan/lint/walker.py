@@ -1071,6 +1071,11 @@ class RegionWalker(cst.CSTVisitor):
                 return v.numpy_call_value(qualified[6:], [self.value(a.value) for a in node.args])
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
+            if qualified in _NUMBER_PICKS and len(node.args) >= 2 and all(a.keyword is None and not a.star
+                                                                      for a in node.args):
+                kinds = [self.value(a.value) for a in node.args]
+                if all(kind in v.NUMBERS for kind in kinds):
+                    return functools.reduce(v.join, kinds)  # `max(0, (t - k) // 2)`: one of the numbers
             if qualified == "builtins.map" and len(node.args) >= 2 and isinstance(node.args[0].value, cst.Lambda):
                 return self._mapped_value(node.args[0].value, [a.value for a in node.args[1:]])
             if qualified in v.BUILT_SORT:
@@ -2202,6 +2207,10 @@ def _sequence_arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.
     else:
         return None
     return v.container(sort=sequences[0].sort, elements=held)
+
+
+# Builtins that return one of the numbers they are given.
+_NUMBER_PICKS = frozenset({"builtins.max", "builtins.min"})
 
 
 def _arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.Value:

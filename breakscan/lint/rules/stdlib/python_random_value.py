@@ -124,6 +124,24 @@ class PythonRandomValue(Rule):
                     flipped = torch.flip(x, dims=[0])
                     return x.mul(lam).add_(flipped, alpha=1.0 - lam)  # break
         """, entry="Mixup()", inputs="torch.randn(4, 3)"),
+        Example("""
+            import random
+            import torch
+            from torch import nn
+
+            class TemporalCrop(nn.Module):
+                def __init__(self, length=2):
+                    super().__init__()
+                    self.length = length
+
+                def forward(self, video):
+                    t = video.size(0)
+                    if not self.training or t <= self.length:
+                        start = max(0, (t - self.length) // 2)
+                    else:
+                        start = random.randint(0, t - self.length)  # a draw on the training path
+                    return video[start:start + self.length] * 2  # break
+        """, entry="TemporalCrop()", inputs="torch.randn(6, 3)"),
     )
     valid = (
         Example("""
