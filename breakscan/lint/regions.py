@@ -239,7 +239,11 @@ class Project:
 
     def _declared_classes(self, annotation: cst.BaseExpression, module: ModuleIndex) -> frozenset[str]:
         qualified = module.qualify(dotted_name(annotation))
-        if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS or is_torch_module_base(qualified):
+        if qualified is not None and is_torch_module_base(qualified):
+            # `encoder: nn.Module`: a module, of torch's class (the package's own subclasses are
+            # not all it may be: any model may be given)
+            return frozenset({qualified})
+        if qualified is None or qualified.partition(".")[0] in _NOT_DECLARED_OBJECTS:
             return frozenset()
         info = self.find_class(qualified)
         if info is not None:

@@ -1071,6 +1071,9 @@ class RegionWalker(cst.CSTVisitor):
                 return v.numpy_call_value(qualified[6:], [self.value(a.value) for a in node.args])
             if qualified in v.NON_TENSOR_BUILTINS:
                 return v.BUILTIN_RESULT_KINDS.get(qualified, v.OTHER)
+            if qualified in _COPIES and node.args and node.args[0].keyword is None and not node.args[0].star:
+                copied = self.value(node.args[0].value)  # `copy.deepcopy(self.encoder)`: another module
+                return dataclasses.replace(copied, fresh=True) if isinstance(copied, v.ModuleValue) else copied
             if qualified in _NUMBER_PICKS and len(node.args) >= 2 and all(a.keyword is None and not a.star
                                                                       for a in node.args):
                 kinds = [self.value(a.value) for a in node.args]
@@ -2209,6 +2212,8 @@ def _sequence_arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.
     return v.container(sort=sequences[0].sort, elements=held)
 
 
+# What these return is a copy of what they are given: a value of its kind.
+_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 # Builtins that return one of the numbers they are given.
 _NUMBER_PICKS = frozenset({"builtins.max", "builtins.min"})
 

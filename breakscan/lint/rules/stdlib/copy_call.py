@@ -86,6 +86,27 @@ class CopyCall(Rule):
                     options = copy.copy(self.defaults)  # break
                     return x / options["temperature"]
         """, entry="Sampler()", inputs="torch.randn(4)"),
+        Example("""
+            import copy
+
+            import torch
+            from torch import nn
+
+            class Momentum(nn.Module):
+                def __init__(self, encoder: nn.Module):
+                    super().__init__()
+                    self.encoder = encoder
+                    self._target = None
+
+                @property
+                def target(self) -> nn.Module:
+                    if self._target is None:
+                        object.__setattr__(self, "_target", copy.deepcopy(self.encoder))  # break
+                    return self._target
+
+                def forward(self, x):
+                    return self.encoder(x) - self.target(x).detach()
+        """, entry="Momentum(torch.nn.Linear(4, 4))", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
