@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import io
 import json
 import os
@@ -77,6 +78,7 @@ IMPORTS = {
     "np": "import numpy as np",
     "F": "import torch.nn.functional as F",
     "nn": "from torch import nn",
+    "scipy": "import scipy.linalg, scipy.ndimage, scipy.signal, scipy.special, scipy.stats",
     **{name: f"import {name}" for name in (
         "random", "time", "math", "copy", "threading", "contextlib", "functools", "itertools", "inspect",
         "warnings", "logging", "os", "sys", "json", "re", "collections", "operator", "dataclasses",
@@ -697,10 +699,20 @@ def _module_key(code: str) -> str:
     return "numpy." + name[3:] if name.startswith("np.") else name
 
 
+# Third-party packages model code calls that TorchDynamo does not skip, so it traces into their
+# Python code: SciPy's functions on arrays and on Python numbers, across its modules.
+THIRDPARTY_CALLS = [
+    ("scipy.special.gammaln(2.0)", "python"), ("scipy.special.i0e(x.numpy())", "tensor"),
+    ("scipy.ndimage.label(x.numpy() > 0.5)", "tensor"), ("scipy.ndimage.gaussian_filter(x.numpy(), 1.0)", "tensor"),
+    ("scipy.signal.get_window('hann', 4)", "python"), ("scipy.stats.norm.ppf(0.9)", "python"),
+    ("scipy.linalg.expm(x.numpy())", "tensor"),
+]
+
+
 def python_probes(catalogue: Catalogue) -> None:
     for code, args in BUILTIN_CALLS:
         catalogue.probes.append(expression_probe(f"builtins.{_key_of(code)}", "builtin", code, args=args))
-    for category, calls in (("stdlib", STDLIB_CALLS), ("numpy", NUMPY_CALLS)):
+    for category, calls in (("stdlib", STDLIB_CALLS), ("numpy", NUMPY_CALLS), ("thirdparty", THIRDPARTY_CALLS)):
         for code, args in calls:
             catalogue.probes.append(expression_probe(_module_key(code), category, code, args=args))
 
@@ -1360,6 +1372,13 @@ def numpy_without_torch_equivalent() -> list[str]:
                   if not name.startswith("_") and id(member) in wrapped and member not in traced)
 
 
+def _version_of(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def document(catalogue: Catalogue, entries: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     import numpy
     import torch
@@ -1369,6 +1388,7 @@ def document(catalogue: Catalogue, entries: list[dict[str, Any]], seconds: float
         "torch": torch.__version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
+        "scipy": _version_of("scipy"),
         "generated_by": "python bench/catalogue.py --write",
         "probe_seconds": round(seconds),
         "numpy_without_torch_equivalent": numpy_without_torch_equivalent(),

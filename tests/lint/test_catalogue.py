@@ -16,7 +16,7 @@ from breakscan.lint import catalogue
 from tests.helpers import ROOT
 
 CATEGORIES = {"tensor-method", "tensor-attribute", "tensor-operator", "torch", "functional", "builtin", "stdlib",
-              "numpy", "construct"}
+              "numpy", "thirdparty", "construct"}
 RESULTS = {"tensor", "int", "float", "bool", "size", "tuple", "list", "dict", "none", "str", "ndarray", "other",
            "error", "unknown"}
 # (key, call, config): tensor methods, an operator, builtins, stdlib, numpy, constructs and a config variant.

@@ -5,6 +5,7 @@ that report them where they are called or entered, and by the rule that looks in
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 
 import libcst as cst
@@ -90,7 +91,27 @@ def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None
     if qualified in catalogue.load().numpy_without_torch_equivalent:
         return "GB0294"
     probed = probed_break(qualified, given_arguments)
-    return probed[0] if probed else None
+    if probed:
+        return probed[0]
+    package = untraceable_package(qualified.partition(".")[0])
+    return package[0] if package else None
+
+
+@functools.cache
+def untraceable_package(top: str) -> tuple[str, ...]:
+    """The GB ids, most frequent first, of a third-party package whose every call the catalogue
+    probed broke (SciPy: TorchDynamo does not skip it, traces into its Python code and breaks
+    there, on arrays and Python numbers alike); () for any other package."""
+    probes = [entry for entry in catalogue.load().entries
+              if entry.category == "thirdparty" and entry.key.partition(".")[0] == top and entry.status == "ok"]
+    if len(probes) < _FEWEST_PACKAGE_PROBES or not all(entry.breaks and entry.gb_ids for entry in probes):
+        return ()
+    counts = collections.Counter(gb for entry in probes for gb in entry.gb_ids)
+    return tuple(gb for gb, _ in counts.most_common())
+
+
+# A package is judged by its probes only when they reach across it.
+_FEWEST_PACKAGE_PROBES = 3
 
 
 # Calls other rules report, each with its own advice (and exceptions, such as a print in a debug
@@ -98,7 +119,7 @@ def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None
 _OWNED_ELSEWHERE = ("random.", "time.", "copy.", "warnings.", "logging.", "sys.stdout.", "sys.stderr.",
                     "builtins.print", "builtins.open", "builtins.exec", "builtins.eval", "builtins.compile",
                     "builtins.breakpoint", "builtins.globals")
-_PROBED_CATEGORIES = frozenset({"stdlib", "numpy", "builtin"})
+_PROBED_CATEGORIES = frozenset({"stdlib", "numpy", "builtin", "thirdparty"})
 
 
 @functools.lru_cache(maxsize=2048)

@@ -2,7 +2,13 @@ import libcst as cst
 
 from breakscan.lint import catalogue
 from breakscan.lint.rule import Example, Rule
-from breakscan.lint.semantics.untraceable import generator_break, on_skip_list, untraceable_gb_id
+from breakscan.lint.semantics.untraceable import (
+    generator_break,
+    on_skip_list,
+    probed_break,
+    untraceable_gb_id,
+    untraceable_package,
+)
 
 
 class UntraceableStdlibCall(Rule):
@@ -35,7 +41,11 @@ class UntraceableStdlibCall(Rule):
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
 
-    and every standard-library, NumPy or builtin call that the catalogue of probes
+    A SciPy call, whatever it is given: TorchDynamo does not skip SciPy, traces into its Python
+    code (array-API dispatch, wrappers of compiled ufuncs) and breaks there; every SciPy call the
+    catalogue probes breaks (`scipy.special`, `ndimage`, `signal`, `stats`, `linalg`).
+
+    And every standard-library, NumPy or builtin call that the catalogue of probes
     (`python bench/catalogue.py`, stored in `breakscan/lint/data/catalogue.json`) saw break when
     given literal arguments, e.g. `threading.local()` and `types.SimpleNamespace(...)` (GB0147),
     `np.random.randint/uniform/choice` and a sampler given no size, which returns one number
@@ -180,6 +190,15 @@ class UntraceableStdlibCall(Rule):
                 levels = np.interp(values, edges[1:], cdf)  # break
                 return torch.from_numpy(levels) * x
         """),
+        Example("""
+            import torch
+            from scipy import ndimage, special
+
+            @torch.compile
+            def fn(x):
+                smooth = torch.as_tensor(ndimage.gaussian_filter(x.numpy(), 1.0))  # break
+                return smooth * float(special.gammaln(3.0))  # break
+        """),
     )
     valid = (
         Example("""
@@ -245,7 +264,14 @@ class UntraceableStdlibCall(Rule):
             return
         if untraceable_gb_id(qualified, given_arguments=bool(node.args)) is None:
             return
-        if on_skip_list(qualified):
+        if untraceable_package(qualified.partition(".")[0]) and not probed_break(qualified, bool(node.args)):
+            if ctx.find_function(qualified) is not None or ctx.find_class(qualified) is not None:
+                return  # a module of the scanned code that shares the package's name
+            if ctx.compiled_extension(qualified) is not None:
+                return  # defined by compiled code: the extension-call rule says so
+            ctx.report(self, node, f"TorchDynamo traces into `{qualified.partition('.')[0]}`'s Python code and "
+                                   "breaks there (every call of it the catalogue probed broke): the graph breaks here")
+        elif on_skip_list(qualified):
             if ctx.find_function(qualified) is not None or ctx.find_class(qualified) is not None:
                 return  # a module of the scanned code that shares the package's name
             ctx.report(self, node, f"`{qualified}` is in a package on TorchDynamo's third-party skip list "
@@ -256,5 +282,6 @@ class UntraceableStdlibCall(Rule):
                 ctx.report(self, node, f"`{qualified}` has no counterpart in torch._numpy, through which TorchDynamo "
                                        "traces NumPy: the graph breaks here")
                 return
-            where = {"builtins": "builtin", "numpy": "NumPy call"}.get(qualified.split(".", 1)[0], "standard-library call")
+            where = {"builtins": "builtin", "numpy": "NumPy call", "scipy": "SciPy call"}.get(
+                qualified.split(".", 1)[0], "standard-library call")
             ctx.report(self, node, f"this {where} cannot be traced by TorchDynamo: the graph breaks here")
