@@ -562,6 +562,8 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
             assert isinstance(target, ast.Attribute)
             done.append(ast.Call(ast.Name("setattr", ast.Load()), [target.value, ast.Constant(target.attr),
                                                                    statement.value], []))
+    # ... and the call of the function itself, for what it changes beyond the object (module-level state)
+    done.append(ast.Call(ast.Name(item.id, ast.Load()), [ast.Name(defined.args.args[0].arg, ast.Load())], []))
     return ast.Lambda(defined.args, ast.Tuple(done, ast.Load()))
 
 

@@ -75,7 +75,7 @@ class VaryingIntArgument(Rule):
             from torch import nn
 
             class Sampler(nn.Module):
-                def forward(self, x, num_steps):
+                def forward(self, x, num_steps: int):  # an annotation the calls refine
                     for _ in range(num_steps):  # recompile
                         x = x * 0.5
                     return x
