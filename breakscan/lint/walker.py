@@ -19,7 +19,7 @@ from breakscan.lint import catalogue
 from breakscan.lint import values as v
 from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
-from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract
+from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract, is_torch_module_base
 from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
@@ -239,9 +239,7 @@ class RegionContext:
     def is_module(self, value: v.Value) -> bool:
         """An nn.Module instance: every class the object may be built from is one (torch's own,
         or a scanned class deriving from one), not another object of a scanned class."""
-        return isinstance(value, v.ModuleValue) and bool(value.classes) and all(
-            name.startswith("torch.nn.") or ((info := self.find_class(name)) is not None and self.is_module_class(info))
-            for name in value.classes)
+        return self._walker.is_module(value)
 
     def is_passed_in(self, node: cst.BaseExpression) -> bool:
         """`node` names a parameter of this function not rebound before here: what the caller
@@ -537,6 +535,13 @@ class RegionWalker(cst.CSTVisitor):
         self.on_leave(node)
 
     # -- names and values ------------------------------------------------------------------
+    def is_module(self, value: v.Value) -> bool:
+        """See `RegionContext.is_module`."""
+        project = self.project
+        return isinstance(value, v.ModuleValue) and bool(value.classes) and all(
+            name.startswith("torch.nn.") or ((info := project.find_class(name)) is not None and project.is_module_class(info))
+            for name in value.classes)
+
     def qualname(self, node: cst.BaseExpression) -> str | None:
         # Every rule asks about the callee of every call: memoised as values are (and forgotten with them).
         key = id(node)
@@ -1038,6 +1043,10 @@ class RegionWalker(cst.CSTVisitor):
             methods = self._methods_named(node.args[0].value, node.args[1].value)
             if methods is not None:
                 return methods
+        if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_METHODS_RETURNING_SELF:
+            receiver = self.value(func.value)
+            if self.is_module(receiver) and self.project.method(self._classes_of(receiver), func.attr.value) is None:
+                return receiver  # `copy.deepcopy(model).eval()`: nn.Module's own methods hand the module back
         callees = self.project.resolve_calls(self, node)
         if callees:
             returned = []
@@ -1055,6 +1064,8 @@ class RegionWalker(cst.CSTVisitor):
         if qualified:
             if qualified == "torch.Generator":
                 return v.GENERATOR
+            if is_torch_module_base(qualified):
+                return v.ModuleValue(frozenset({qualified}), fresh=True)  # `nn.Linear(d, 2)` built here
             if qualified.startswith("torch."):
                 positional, keywords = self._argument_kinds(node)
                 probed = v.probed_kind(qualified, positional, keywords)
@@ -2212,6 +2223,9 @@ def _sequence_arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.
     return v.container(sort=sequences[0].sort, elements=held)
 
 
+# nn.Module's methods that return the module itself.
+_MODULE_METHODS_RETURNING_SELF = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "double", "half",
+                                            "bfloat16", "requires_grad_", "type", "apply", "share_memory"})
 # What these return is a copy of what they are given: a value of its kind.
 _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 # Builtins that return one of the numbers they are given.

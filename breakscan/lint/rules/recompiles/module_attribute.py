@@ -25,7 +25,9 @@ class ModuleAttributeUpdated(Rule):
     keeps in an attribute (`self.cache.seen`, read directly or through a method that returns it,
     updated by a method of the object: `self.cache.update(n)`):
     `self.step += 1`, `self.seen = self.seen + n`, `if self.first: ... self.first = False`,
-    `if self.cache is None: self.cache = ...`, or a flag a method it calls sets to the other value
+    `if self.cache is None: self.cache = ...` (a module stored there, as a lazily built head or a
+    deep-copied teacher, moves into the module's submodules, and TorchDynamo's guard on it is
+    reported where the function starts), or a flag a method it calls sets to the other value
     than `__init__` gives it (`self._initialize(x)` setting `self.initialized = True`). Reported
     where TorchDynamo installs its guard: the read, or, for a copy in a local (`count =
     self.count`), where the local is first used. An int counted up under a test of a tensor's data
@@ -246,6 +248,20 @@ class ModuleAttributeUpdated(Rule):
                         weight, _ = cache
                     return x * weight
         """, entry="Normalized()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class LazyHead(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = None
+
+                def forward(self, x):  # recompile
+                    if self.head is None:
+                        self.head = nn.Linear(x.shape[-1], 2)  # break (another rule)
+                    return self.head(x)
+        """, entry="LazyHead()", inputs="[torch.ones(3, 4), torch.ones(3, 4), torch.ones(3, 4)]"),
         Example("""
             import torch
 
@@ -601,8 +617,13 @@ class ModuleAttributeUpdated(Rule):
         """Kinds joined over `__init__` and the methods that store the attribute again later (None,
         then an int `_init_step_index` sets, or a tuple this function caches): as built, until this
         function stores it; read directly or through a copy (`cache = self._cached`)."""
-        if kind == v.OTHER and attribute not in self.stored:
-            return ctx.built_kind(attribute) or kind
+        if attribute in self.stored:
+            return kind
+        built = ctx.built_kind(attribute)
+        if kind == v.OTHER or built == v.NONE:
+            # None as built: what the first compile finds, and guards (`self._shadow is None`),
+            # whatever a later call stores there
+            return built or kind
         return kind
 
     def _first_read(self, name: str, node: cst.BaseExpression, kind: v.Value, ctx) -> None:
@@ -647,7 +668,14 @@ class ModuleAttributeUpdated(Rule):
                                    "TorchDynamo specialises module int attributes, so each call that takes this "
                                    "branch recompiles", guard=data_test)
             return
-        if kind == v.NONE:
+        if kind == v.NONE and value is not None and "." not in name and ctx.is_module(ctx.value(value)):
+            # `self._shadow = copy.deepcopy(self.model)`: an nn.Module stored on a module moves into
+            # its `_modules`, and TorchDynamo guards where the attribute lives as the frame starts.
+            ctx.report(self, ctx.function_start, f"`self.{name}` is None until the compiled code stores a module "
+                                                 "in it, which nn.Module keeps among its submodules: TorchDynamo "
+                                                 f"guards where `{name}` is found as this function starts (`KeyError "
+                                                 "on self.…`), so the next call recompiles once", severity="warning")
+        elif kind == v.NONE:
             ctx.report(self, read, f"an attribute of {owner} that is None until the compiled code sets it is "
                                    "read here and set later: TorchDynamo guards that it is None, so the next call, "
                                    "which finds it set, recompiles once", severity="warning")
