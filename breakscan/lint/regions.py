@@ -1037,7 +1037,12 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
                 or any(not s.arms and all(map(surely_breaks, keys)) for s, keys in _sites(result)))
         return surely[key]
 
-    for result in results.values():
+    for key, result in results.items():
+        if key.endswith(".__exit__") and surely_breaks(key[: -len("__exit__")] + "__enter__"):
+            # Its `__enter__` breaks on every path: TorchDynamo cannot break while entering a
+            # context manager and runs the frame using it eagerly (probed), so its exit never breaks.
+            result.findings = []
+            continue
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
         sites = _sites(result)

@@ -18,7 +18,10 @@ class TimeCall(Rule):
     Every function of the `time` module is on TorchDynamo's skip list: it cannot be put in a
     graph, so the graph ends at the call, the call runs eagerly, and a new graph starts after it
     (GB0007 "Attempted to call function marked as skipped"). Timing code inside a compiled
-    function also measures tracing, not the kernels.
+    function also measures tracing, not the kernels. A timer context manager (a `@contextmanager`
+    generator, or a class's `__enter__`) that calls one on entering makes TorchDynamo run the
+    whole frame using it eagerly (it cannot break while entering a context manager), so the call
+    on leaving is not reported: it never breaks.
 
     ## Example
     ```python
@@ -84,6 +87,32 @@ class TimeCall(Rule):
                     self.stamp = monotonic()  # break
                     return y * 2
         """, entry="Model()"),
+        Example("""
+            import time
+            from contextlib import contextmanager
+
+            import torch
+            from torch import nn
+
+            TIMINGS = {}
+
+            @contextmanager
+            def stage(name):
+                start = time.perf_counter()  # break
+                try:
+                    yield
+                finally:
+                    TIMINGS[name] = time.perf_counter() - start  # the frame already runs eagerly
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    with stage("fc"):
+                        return self.fc(x)
+        """, entry="Block()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
