@@ -46,6 +46,7 @@ from breakscan.lint.values import (
     VARYING_INT,
     VARYING_OBJECT,
     VARYING_STR,
+    ZERO_DIM_INPUT,
     Container,
     Kind,
     container,
@@ -647,7 +648,12 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made
     if isinstance(call, ast.Call) and index.qualify(ast.unparse(call.func)) in _MAKES_TENSOR:
-        return SPARSE if _sparse_made(argument) else TENSOR
+        if _sparse_made(argument):
+            return SPARSE
+        if (argument is call and index.qualify(ast.unparse(call.func)) == "torch.tensor" and call.args
+                and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, (int, float))):
+            return ZERO_DIM_INPUT  # `torch.tensor(50)`: one number
+        return TENSOR
     return None
 
 

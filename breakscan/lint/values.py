@@ -105,6 +105,12 @@ MODE = Kind("training-mode", family="bool")
 DATA_INT = Kind("data-int", family="int")
 DATA_FLOAT = Kind("data-float", family="float")
 DATA_SIZED = Kind("data-sized", family="tensor")
+# A 0-d tensor every call the file declares gives a compiled function (`torch.tensor(50)`, a
+# diffusion timestep): TorchDynamo reads an input's value where it is used as an index, and
+# guards it (`t.item() == 50`: each value recompiles); one computed from it in the graph (`t - 10`,
+# ZERO_DIM) has no value to read while tracing, so indexing with it breaks (GB0033; probed).
+ZERO_DIM_INPUT = Kind("zero-dim-input", family="tensor")
+ZERO_DIM = Kind("zero-dim-tensor", family="tensor")
 # A tensor the module holds (a registered buffer or parameter), or one computed from such tensors
 # and Python values only: the same on every call, so nothing read from it varies with the data.
 STATE = Kind("module-state", family="tensor")
@@ -366,6 +372,15 @@ SPARSE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "sparse_compressed_tensor"))
 
 
+def is_zero_dim(value: Value) -> bool:
+    """A 0-d tensor computed in the graph (see ZERO_DIM)."""
+    return isinstance(value, Kind) and value.name == ZERO_DIM.name
+
+
+def is_zero_dim_input(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == ZERO_DIM_INPUT.name
+
+
 def is_drawn(value: Value) -> bool:
     """A number the `random` module draws inside the graph (DRAWN_FLOAT, DRAWN_INT)."""
     return isinstance(value, Kind) and value.name in (DRAWN_FLOAT.name, DRAWN_INT.name)
@@ -445,6 +460,8 @@ def join(a: Value, b: Value) -> Value:
                 return plain  # the training mode, a varying number, on one path only
         if a == MAYBE_TENSOR:
             return MAYBE_TENSOR
+        if {a.name, b.name} == {ZERO_DIM.name, ZERO_DIM_INPUT.name}:
+            return ZERO_DIM  # the input on one call, one computed from it on another: 0-d, computed on some
         return TENSORS if a == TENSORS else TENSOR
     if isinstance(a, ModuleValue) and isinstance(b, ModuleValue):
         fields = tuple((name, join(value, other)) for name, value in a.fields

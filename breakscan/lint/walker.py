@@ -763,6 +763,9 @@ class RegionWalker(cst.CSTVisitor):
                     return v.NUMPY_FLOAT  # `2 * np.log(d)`: still a float NumPy value of Python numbers
                 if not logical and all(v.is_assumed_tensor(kind) or kind in v.NUMBERS for kind in kinds):
                     return v.ASSUMED_TENSOR  # `p * reach ** p`: computed as from a Python number
+                if isinstance(node, cst.BinaryOperation) and all(
+                        v.is_zero_dim(kind) or v.is_zero_dim_input(kind) or kind in v.NUMBERS for kind in kinds):
+                    return v.ZERO_DIM  # `t - 10` on a 0-d timestep: 0-d still
                 return v.MASK if logical and any(v.is_mask(kind) for kind in kinds) else v.TENSOR
             if v.UNKNOWN in kinds:
                 return v.UNKNOWN

@@ -232,7 +232,11 @@ def converts_without_break(node: cst.BaseExpression, ctx) -> bool:
 
 def is_scalar_tensor(node: cst.BaseExpression, ctx, _seen: frozenset[str] = frozenset()) -> bool:
     """A 0-d tensor made in the compiled code: a full reduction (`x.argmax()`, `torch.sum(m)`),
-    arithmetic on one, or a local name only ever bound to one."""
+    arithmetic on one, or a local name only ever bound to one; or one computed from a 0-d tensor
+    every declared call gives (`t - 10` for `torch.tensor(50)`; the input itself is read and
+    guarded, not a break)."""
+    if v.is_zero_dim(ctx.value(node)):
+        return True
     if isinstance(node, cst.Name):
         if node.value in _seen or ctx.value(node) != v.TENSOR:
             return False

@@ -154,6 +154,24 @@ class TensorScalarIndex(Rule):
                     step = torch.randint(0, 10, ())
                     return self.net(self.schedule.mix(x, torch.randn_like(x), step))
         """, entry="Denoiser()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Scheduler(nn.Module):
+                def __init__(self, steps=100):
+                    super().__init__()
+                    self.register_buffer("alphas", torch.linspace(0.99, 0.01, steps))
+
+                def _alpha(self, t):
+                    return self.alphas[t]  # break
+
+                def forward(self, sample, t):
+                    previous = t - 10  # 0-d, computed in the graph (`t` itself is read and guarded)
+                    return sample * self._alpha(t).sqrt() + self._alpha(previous)
+
+            BREAKSCAN_TARGETS = {"Scheduler()": "[(torch.randn(4), torch.tensor(50)), (torch.randn(4), torch.tensor(40))]"}
+        """, entry="Scheduler()", inputs="(torch.randn(4), torch.tensor(50))"),
     )
     valid = (
         Example("""
