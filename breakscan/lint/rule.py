@@ -115,3 +115,16 @@ class FunctionRule(Rule):
     def check_function(self, ctx: RegionContext) -> None:
         raise NotImplementedError
 
+
+class DeclaredCallsRule(FunctionRule):
+    """A function rule that reports, at the compiled function's start (where TorchDynamo reports a
+    recompile guarded on its inputs), the calls a `CallSites` table (`call_sites_table`, one of
+    its fields) holds for it, as written."""
+
+    call_sites_table: ClassVar[str]
+
+    def check_function(self, ctx: RegionContext) -> None:
+        calls = ctx.entry_in(getattr(ctx.call_sites, self.call_sites_table))
+        if calls is not None:
+            ctx.report(self, ctx.function_start, f"{self.message} (`{calls}`)")
+

@@ -1,12 +1,13 @@
-from breakscan.lint.rule import Example, FunctionRule
+from breakscan.lint.rule import DeclaredCallsRule, Example
 
 
-class VaryingInputMemoryFormat(FunctionRule):
+class VaryingInputMemoryFormat(DeclaredCallsRule):
     id = "BR020"
     name = "varying-input-memory-format"
     kind = "recompile"
     gb_ids = ()
     severity = "warning"
+    call_sites_table = "varying_layouts"
     message = ("the declared calls give this compiled code a tensor in one memory format on some calls and in "
                "another on others: TorchDynamo guards on each input's strides, so the other layout recompiles it")
     fix_hint = ("convert inputs to one memory format before the call (`x.contiguous(memory_format=torch.channels_last)` "
@@ -70,8 +71,3 @@ class VaryingInputMemoryFormat(FunctionRule):
             inputs="[torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last), "
                    "torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"),
     )
-
-    def check_function(self, ctx) -> None:
-        calls = ctx.entry_in(ctx.call_sites.varying_layouts)
-        if calls is not None:
-            ctx.report(self, ctx.function_start, f"{self.message} (`{calls}`)")

@@ -1,12 +1,13 @@
-from breakscan.lint.rule import Example, FunctionRule
+from breakscan.lint.rule import DeclaredCallsRule, Example
 
 
-class VaryingInputRequiresGrad(FunctionRule):
+class VaryingInputRequiresGrad(DeclaredCallsRule):
     id = "BR019"
     name = "varying-input-requires-grad"
     kind = "recompile"
     gb_ids = ()
     severity = "warning"
+    call_sites_table = "varying_grads"
     message = ("the declared calls give this compiled code a tensor that requires grad on some calls and not on "
                "others: TorchDynamo guards on each input's `requires_grad`, so the other setting recompiles it")
     fix_hint = ("give the compiled code inputs of one kind (`x.detach()` or `x.requires_grad_()` before the call), "
@@ -67,8 +68,3 @@ class VaryingInputRequiresGrad(FunctionRule):
             BREAKSCAN_TARGETS = {"Critic()": "[torch.randn(4, 8).requires_grad_(), torch.randn(4, 8, requires_grad=True)]"}
         """, entry="Critic()", inputs="[torch.randn(4, 8).requires_grad_(), torch.randn(4, 8, requires_grad=True)]"),
     )
-
-    def check_function(self, ctx) -> None:
-        calls = ctx.entry_in(ctx.call_sites.varying_grads)
-        if calls is not None:
-            ctx.report(self, ctx.function_start, f"{self.message} (`{calls}`)")
