@@ -369,11 +369,6 @@ class Project:
         return None
 
     # -- calls -----------------------------------------------------------------------------
-    def resolve_call(self, walker: RegionWalker, call: cst.Call) -> FunctionInfo | None:
-        """The function a call runs; the first of them when it may run several."""
-        found = self.resolve_calls(walker, call)
-        return found[0] if found else None
-
     def resolve_calls(self, walker: RegionWalker, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
         """Every function a call may run: a method of each class the object may be built from
         (`solver.integrate(t)` after `solver = SOLVERS[name](...)`); with `constructors`, also

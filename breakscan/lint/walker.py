@@ -268,7 +268,7 @@ class RegionContext:
         return self._walker.compile_time_truth(test)
 
     def callee(self, call: cst.Call) -> FunctionInfo | None:
-        return self._walker.project.resolve_call(self._walker, call)
+        return self._walker.callee(call)
 
     def traced_hook(self, call: cst.Call) -> cst.BaseExpression | None:
         """The hook a `tensor.register_hook(hook)` call has TorchDynamo trace as it is registered
@@ -283,7 +283,7 @@ class RegionContext:
     def callees(self, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
         """Every scanned function the call may run (a method of each class the object may be);
         with `constructors`, also the `__init__` that building an object of a scanned class runs."""
-        return self._walker.project.resolve_calls(self._walker, call, constructors=constructors)
+        return self._walker.callees(call, constructors=constructors)
 
     def runs_disabled(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> bool:
         """An operation on an object of a scanned class runs a `torch.compiler.disable`d method of
@@ -475,6 +475,7 @@ class RegionWalker(cst.CSTVisitor):
                 self.bindings[name] = v.MASK
         self._memo: dict[int, v.Value] = {}
         self._qualnames: dict[int, str | None] = {}  # cleared with the memo
+        self._callees: dict[tuple[int, bool], list[FunctionInfo]] = {}  # likewise
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
         self._scoped: dict[int, v.Value] = {}
         self.local_imports: dict[str, str] = {}
@@ -560,6 +561,19 @@ class RegionWalker(cst.CSTVisitor):
                 found = source + dot + rest if source is not None else None
         self._qualnames[key] = found
         return found
+
+    def callees(self, call: cst.Call, *, constructors: bool = False) -> list[FunctionInfo]:
+        """See `Project.resolve_calls`; memoised as values are (every rule asks about every call)."""
+        key = (id(call), constructors)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = self.project.resolve_calls(self, call, constructors=constructors)
+        return found
+
+    def callee(self, call: cst.Call) -> FunctionInfo | None:
+        """The function a call runs; the first of them when it may run several."""
+        found = self.callees(call)
+        return found[0] if found else None
 
     def value(self, node: cst.BaseExpression) -> v.Value:
         # Rules ask about every sub-expression; without the memo a long `a + b + ...` is quadratic.
@@ -1050,7 +1064,7 @@ class RegionWalker(cst.CSTVisitor):
             receiver = self.value(func.value)
             if self.is_module(receiver) and self.project.method(self._classes_of(receiver), func.attr.value) is None:
                 return receiver  # `copy.deepcopy(model).eval()`: nn.Module's own methods hand the module back
-        callees = self.project.resolve_calls(self, node)
+        callees = self.callees(node)
         if callees:
             returned = []
             for callee in callees:
@@ -1313,7 +1327,7 @@ class RegionWalker(cst.CSTVisitor):
         """`a, b = helper(x)`: the kinds the helper's tuple returns hold, position by position."""
         if not isinstance(source, cst.Call):
             return None
-        callee = self.project.resolve_call(self, source)
+        callee = self.callee(source)
         if callee is None:
             return None
         self.result.summaries_read.add((callee.key, "items"))
@@ -1324,6 +1338,7 @@ class RegionWalker(cst.CSTVisitor):
         """A name was bound or unbound: values and qualified names computed so far may be stale."""
         self._memo.clear()
         self._qualnames.clear()
+        self._callees.clear()
 
     def _set(self, name: str, value: v.Value) -> None:
         self.bindings[name] = value
@@ -1495,7 +1510,7 @@ class RegionWalker(cst.CSTVisitor):
         if qualified == "warnings.catch_warnings":
             return True
         # A `@contextmanager` function or a method of the object's classes (`self._hooks()`).
-        functions = self.project.resolve_calls(self, manager)
+        functions = self.callees(manager)
         if functions:
             return all(any(d in _GENERATOR_CONTEXT_MANAGERS for d in f.decorators) for f in functions)
         if qualified is None:
@@ -1552,12 +1567,12 @@ class RegionWalker(cst.CSTVisitor):
         narrowed = self._right_operand_narrowings(left, operator)
         if not narrowed:
             return self.value(right)
-        saved = self.bindings, self._memo, self._qualnames
-        self.bindings, self._memo, self._qualnames = {**self.bindings, **narrowed}, {}, {}
+        saved = self.bindings, self._memo, self._qualnames, self._callees
+        self.bindings, self._memo, self._qualnames, self._callees = {**self.bindings, **narrowed}, {}, {}, {}
         try:
             return self.value(right)
         finally:
-            self.bindings, self._memo, self._qualnames = saved
+            self.bindings, self._memo, self._qualnames, self._callees = saved
 
     def _walk_branches(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
         """Each branch in its own environment, narrowed by the test (`isinstance`, `is None`, an
@@ -1990,8 +2005,8 @@ class RegionWalker(cst.CSTVisitor):
                 self.result.calls.append(CallSite(function, [v.TENSOR], {}, node, in_loop=self.loop_depth > 0,
                                                   in_try=self.try_depth > 0, order=order, arms=self.arms))
             return
-        callees = self.project.resolve_calls(self, node, constructors=True)
-        callees += self._duck_typed_callees(node, callees)
+        callees = self.callees(node, constructors=True)
+        callees = callees + self._duck_typed_callees(node, callees)
         if not callees:
             return
         arguments, keywords, spreads = self._passed(node)
