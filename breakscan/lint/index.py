@@ -7,6 +7,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 from __future__ import annotations
 
 import ast
+import operator
 import re
 import weakref
 from collections import Counter
@@ -438,7 +439,7 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     else:
         key = function
     try:
-        value = ast.parse(inputs.strip(), mode="eval").body
+        value = _NumbersFolded().visit(_HelpersInlined(index).visit(ast.parse(inputs.strip(), mode="eval").body))
     except SyntaxError:
         return
     written = value.elts if isinstance(value, ast.List) else [value]
@@ -536,6 +537,90 @@ def _turns_training_off(call: ast.expr) -> bool:
     """`m.train(False)`."""
     return isinstance(call, ast.Call) and bool(call.args) and (
         isinstance(call.args[0], ast.Constant) and call.args[0].value is False)
+
+
+class _HelpersInlined(ast.NodeTransformer):
+    """Declared inputs as the module's own helpers make them: a call of a function of the module
+    whose body returns one expression (`images_for_saliency()`, `annealed(1)`) is that expression,
+    its parameters replaced by what the call gives them (or their defaults)."""
+
+    _DEPTH = 3  # helpers calling helpers
+
+    def __init__(self, index: ModuleIndex, depth: int = 0) -> None:
+        self.index = index
+        self.depth = depth
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        returned = self._returned(node) if self.depth < self._DEPTH else None
+        if returned is None:
+            return node
+        expression, parameters = returned
+        given = dict(zip(parameters, node.args)) | {k.arg: k.value for k in node.keywords if k.arg is not None}
+        if not set(given) <= set(parameters) or any(parameters[name] is None for name in parameters if name not in given):
+            return node  # a parameter given nothing: not a call of this signature
+        substituted = _Substituted({name: given.get(name) or parameters[name] for name in parameters}).visit(expression)
+        return ast.copy_location(_HelpersInlined(self.index, self.depth + 1).visit(substituted), node)
+
+    def _returned(self, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr | None]] | None:
+        """The expression the called function returns, and its parameters with their defaults."""
+        function = self.index.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if function is None or function.node.decorators or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        try:
+            defined = ast.parse(_source(function.node)).body[0]
+        except SyntaxError:
+            return None
+        body = defined.body[1:] if ast.get_docstring(defined) is not None else defined.body
+        arguments = defined.args
+        if (len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None
+                or arguments.vararg or arguments.kwarg or arguments.posonlyargs or len(call.args) > len(arguments.args)
+                or any(isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)) for n in ast.walk(body[0]))):
+            return None  # names the substitution could not tell apart
+        positional = [a.arg for a in arguments.args]
+        defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+        parameters = dict(zip(positional, defaults)) | {
+            a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)}
+        return body[0].value, parameters
+
+
+class _Substituted(ast.NodeTransformer):
+    def __init__(self, given: dict[str, ast.expr | None]) -> None:
+        self.given = given
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        replacement = self.given.get(node.id)
+        return replacement if replacement is not None and isinstance(node.ctx, ast.Load) else node
+
+
+class _NumbersFolded(ast.NodeTransformer):
+    """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`)."""
+
+    _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+                  ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        left, right = _number(node.left), _number(node.right)
+        compute = self._OPERATORS.get(type(node.op))
+        if left is None or right is None or compute is None or (isinstance(node.op, ast.Pow) and abs(right) > 64):
+            return node
+        try:
+            return ast.copy_location(ast.Constant(compute(left, right)), node)
+        except (ArithmeticError, ValueError):
+            return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        number = _number(node.operand)
+        if number is None or not isinstance(node.op, (ast.USub, ast.UAdd)):
+            return node
+        return ast.copy_location(ast.Constant(-number if isinstance(node.op, ast.USub) else number), node)
+
+
+def _number(node: ast.expr) -> int | float | None:
+    value = node.value if isinstance(node, ast.Constant) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
@@ -751,16 +836,22 @@ def _declared_requires_grad(argument: ast.expr, index: ModuleIndex) -> bool | No
 def _declared_memory_format(argument: ast.expr, index: ModuleIndex) -> str | None:
     """The memory format of a tensor a declared argument makes, where it is written out
     (`torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)`: "torch.channels_last";
-    a factory's own tensor: "torch.contiguous_format"); None when the argument is no tensor made
-    there, or a step on it may change its layout in a way not read here (`.permute(...)`)."""
-    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and isinstance(
+    a factory's own tensor: "torch.contiguous_format"; `.permute(0, 2, 1, 3)` of one: that
+    permutation of it); None when the argument is no tensor made there, or a step on it may change
+    its layout in a way not read here."""
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and isinstance(
             argument.func.value, ast.Call):
+        method = argument.func.attr
         given = next((k.value for k in argument.keywords if k.arg == "memory_format"), None)
-        if argument.func.attr in ("contiguous", "to") and given is not None:  # the last one applied comes first
+        if method in ("contiguous", "to") and given is not None:  # the last one applied comes first
             return index.qualify(ast.unparse(given))
-        if argument.func.attr not in _LAYOUT_KEEPING:
-            return None
-        argument = argument.func.value
+        if method == "contiguous":
+            return "torch.contiguous_format"
+        inner = _declared_memory_format(argument.func.value, index)
+        if method in _LAYOUT_KEEPING or inner is None:
+            return inner
+        order = _permutation(argument)
+        return None if order is None else inner if not order else f"{inner} {method}{order}"
     if not (isinstance(argument, ast.Call) and index.qualify(ast.unparse(argument.func)) in _MAKES_TENSOR):
         return None
     given = next((k.value for k in argument.keywords if k.arg == "memory_format"), None)
@@ -769,7 +860,25 @@ def _declared_memory_format(argument: ast.expr, index: ModuleIndex) -> str | Non
 
 # Methods whose result has the strides of the tensor they are called on.
 _LAYOUT_KEEPING = frozenset({"requires_grad_", "detach", "float", "double", "half", "bfloat16", "to", "cpu",
-                             "clone", "contiguous", "abs", "neg", "mul", "add", "sub", "div"})
+                             "clone", "abs", "neg", "mul", "add", "sub", "div"})
+
+
+def _permutation(call: ast.Call) -> tuple[int, ...] | None:
+    """The dimensions a `permute`/`transpose` call reorders, as written; () when it moves none, None
+    when it is another method or its dimensions are not written out."""
+    try:
+        dims = tuple(ast.literal_eval(argument) for argument in call.args)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])  # `permute((0, 2, 1))`
+    if not dims or call.keywords or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+        return None
+    if call.func.attr in ("transpose", "swapaxes", "swapdims") and len(dims) == 2:  # type: ignore[attr-defined]
+        return () if dims[0] == dims[1] else dims
+    if call.func.attr == "permute":  # type: ignore[attr-defined]
+        return () if dims == tuple(range(len(dims))) else dims
+    return None
 
 
 def _dtype_named(node: ast.expr, index: ModuleIndex) -> str | None:

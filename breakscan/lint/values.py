@@ -308,6 +308,10 @@ def is_mode(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == MODE.name
 
 
+_GUARDED = {VARYING_INT.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
+            VARYING_OBJECT.name: OTHER}
+
+
 def is_varying_str(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == VARYING_STR.name
 
@@ -317,6 +321,14 @@ def varying_constant(value: Value) -> str | None:
     if isinstance(value, Kind) and value.name in (VARYING_BOOL.name, VARYING_OBJECT.name):
         return "bool" if value.name == VARYING_BOOL.name else "object"
     return None
+
+
+def guarded(value: Value) -> Value:
+    """What a value the declared calls vary is once the frame has read it: TorchDynamo guarded it
+    there, and each compiled version holds one constant."""
+    if isinstance(value, Kind):
+        return _GUARDED.get(value.name, value)
+    return value
 
 
 def varying_number(value: Value) -> str | None:

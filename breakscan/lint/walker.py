@@ -23,6 +23,7 @@ from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex
 from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
+from breakscan.lint.semantics.reads import guarding_reads
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -604,7 +605,8 @@ class RegionWalker(cst.CSTVisitor):
         held = {v.data_held(self.value(operand)) for operand in _operands(node)}
         if held == {None}:
             return self._state_refined(node, found)
-        if "size" in held and found in (v.TENSOR, v.TENSORS) and not self._reduces_fully(node):
+        if "size" in held and found in (v.TENSOR, v.TENSORS) and not self._reduces_fully(node) and not (
+                self._selects_along_first(node)):
             return v.as_data(found)
         if "number" in held:
             if found in (v.INT, v.FLOAT):
@@ -616,6 +618,14 @@ class RegionWalker(cst.CSTVisitor):
                 if name in _NUMBER_BUILTINS and self.qualname(node.func) == f"builtins.{name}":
                     return v.DATA_INT if found == v.INT else v.DATA_FLOAT  # `max(amax, 1e-8)`
         return found
+
+    def _selects_along_first(self, node: cst.BaseExpression) -> bool:
+        """`rows[inverse]`, `found[0]`: indexing the first dimension, the one the data sizes, with a
+        number or an index tensor the data does not size: the result's size is the index's."""
+        if not isinstance(node, cst.Subscript) or not isinstance(node.slice[0].slice, cst.Index):
+            return False
+        index = self.value(node.slice[0].slice.value)
+        return v.data_held(index) is None and (index == v.INT or (index == v.TENSOR and not v.is_mask(index)))
 
     def _reduces_fully(self, node: cst.BaseExpression) -> bool:
         """`idx.sum()`, `torch.mean(x)`: a reduction given no dimension leaves a 0-d tensor."""
@@ -691,6 +701,10 @@ class RegionWalker(cst.CSTVisitor):
             return v.container(sort="list", elements=v.DATA_INT) if name == "tolist" else (
                 v.DATA_INT if found == v.INT else v.DATA_FLOAT)
         if name in _DATA_SIZED_OPERATIONS and not self.dynamo.enabled("capture_dynamic_output_shape_ops"):
+            if name in ("unique", "unique_consecutive") and _given_true(node, "return_inverse"):
+                # the inverse indices have the input's size; the values and their counts, the data's
+                counts = (v.DATA_SIZED,) if _given_true(node, "return_counts") else ()
+                return v.container(sort="tuple", items=(v.DATA_SIZED, v.TENSOR, *counts))
             if isinstance(found, v.Container) and found.items is not None:
                 return v.container(items=tuple(map(v.as_data, found.items)), sort=found.sort)
             return v.as_data(found)
@@ -2109,7 +2123,7 @@ class RegionWalker(cst.CSTVisitor):
         spreads = False
         for argument in node.args:
             if argument.keyword is not None:
-                keywords[argument.keyword.value] = self.value(argument.value)
+                keywords[argument.keyword.value] = self._passed_value(argument.value, node)
             elif argument.star == "**":
                 spread = self.value(argument.value)
                 if isinstance(spread, v.Container) and spread.keys is not None:
@@ -2125,8 +2139,19 @@ class RegionWalker(cst.CSTVisitor):
                 else:
                     spreads = True
             else:
-                arguments.append(self.value(argument.value))
+                arguments.append(self._passed_value(argument.value, node))
         return arguments, keywords, spreads
+
+    def _passed_value(self, argument: cst.BaseExpression, call: cst.Call) -> v.Value:
+        """What an argument passes: a value the declared calls vary that this function read before
+        the call is the one constant its guard holds."""
+        value = self.value(argument)
+        if isinstance(argument, cst.Name) and v.guarded(value) is not value:
+            places, first = self.project.memoised(guarding_reads, self.function.node)
+            read = first.get(argument.value)
+            if read is not None and id(call) in places and read < places[id(call)]:
+                return v.guarded(value)
+        return value
 
     def _duck_typed_callees(self, node: cst.Call, resolved: list[FunctionInfo]) -> list[FunctionInfo]:
         """The scanned methods a call of a distinctive method name may run on an object of no
@@ -2418,6 +2443,11 @@ def _called_name(node: cst.BaseExpression) -> str | None:
         return None
     func = node.func
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+
+
+def _given_true(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in call.args)
 
 
 def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:

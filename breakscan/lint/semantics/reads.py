@@ -77,3 +77,25 @@ def first_reads(function: cst.FunctionDef) -> dict[str, cst.Name]:
         if isinstance(node, cst.Name) and id(node) not in bound and id(node) not in labels:
             found.setdefault(node.value, node)
     return found
+
+
+def guarding_reads(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, int]]:
+    """Each call's place in the function's body, in source order, and each name's first read there
+    that is no argument passed as it is (`f(t)`, which a helper the walk inlines reads, if at all):
+    a Python value the frame was given is guarded at that read, and is one constant from then on,
+    for the helpers it is passed to too."""
+    bound = _bound_names(function)
+    places: dict[int, int] = {}
+    first: dict[str, int] = {}
+    passed: set[int] = set()
+    for place, node in enumerate(find_nodes(function.body, (cst.Name, cst.Call, cst.Attribute), prune=(
+            cst.FunctionDef, cst.Lambda, cst.ClassDef))):
+        if isinstance(node, cst.Call):
+            places[id(node)] = place
+            passed.update(id(argument.value) for argument in node.args)
+            passed.update(id(argument.keyword) for argument in node.args if argument.keyword is not None)
+        elif isinstance(node, cst.Attribute):
+            passed.add(id(node.attr))  # a label, read as no variable
+        elif id(node) not in bound and id(node) not in passed:
+            first.setdefault(node.value, place)
+    return places, first

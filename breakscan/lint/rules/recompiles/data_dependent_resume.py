@@ -74,6 +74,34 @@ class DataDependentResume(Rule):
         """, entry="Dedup()", inputs="[torch.randint(0, 64, (24,)), torch.randint(0, 64, (24,))]"),
         Example("""
             import torch
+            from torch import nn
+
+            def dedup(ids):
+                return torch.unique(ids, return_inverse=True)  # break (another rule)
+
+            class Lookup(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(64, 8)
+
+                def forward(self, ids):
+                    uniq, inverse = dedup(ids)  # recompile
+                    return self.emb(uniq)[inverse]
+
+            class Tower(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lookup = Lookup()
+                    self.head = nn.Linear(8, 1)
+
+                def forward(self, ids):
+                    rows = self.lookup(ids)  # `emb(uniq)[inverse]` has the size of `ids`: no guard fails here
+                    return self.head(rows).squeeze(-1)
+
+            BREAKSCAN_TARGETS = {"Tower()": "[torch.randint(0, 64, (24,)), torch.randint(0, 64, (24,))]"}
+        """, entry="Tower()", inputs="[torch.randint(0, 64, (24,)), torch.randint(0, 64, (24,))]"),
+        Example("""
+            import torch
 
             def scale_of(x):
                 amax = float(x.abs().amax())  # break (another rule)

@@ -75,6 +75,23 @@ class VaryingFloatArgument(VaryingIntArgument):
                     temperature = temperature * 0.5
                 return x
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Distiller(nn.Module):
+                def soft_targets(self, logits, temperature):
+                    return torch.softmax(logits / temperature, dim=-1)  # guarded already: one finding
+
+                def forward(self, logits, temperature=2.0):
+                    scaled = logits / temperature  # recompile
+                    return scaled + self.soft_targets(logits, temperature)
+
+            def annealed(step, t_max=4.0, total=3):
+                return t_max - (t_max - 1.0) * step / total
+
+            BREAKSCAN_TARGETS = {"Distiller()": "[(torch.randn(2, 5), annealed(0)), (torch.randn(2, 5), annealed(1))]"}
+        """, entry="Distiller()", inputs="[(torch.randn(2, 5), annealed(0)), (torch.randn(2, 5), annealed(1))]"),
     )
     valid = (
         Example("""

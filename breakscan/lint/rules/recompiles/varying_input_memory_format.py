@@ -17,7 +17,8 @@ class VaryingInputMemoryFormat(DeclaredCallsRule):
     Flags a compiled function, or the `forward` of a compiled module, that the calls
     `BREAKSCAN_TARGETS` declares give a tensor in other memory formats, as written
     (`torch.randn(2, 3, 16, 16)`, then `torch.randn(2, 3, 16, 16).contiguous(memory_format=
-    torch.channels_last)` or `.to(memory_format=...)`; read, never run). Reported at the
+    torch.channels_last)` or `.to(memory_format=...)`, or `.permute(...)` / `.transpose(...)`
+    of one; read, never run, through the module's own helpers that return one). Reported at the
     function, where TorchDynamo reports a recompile for an input's strides.
 
     ## Why is this bad?
@@ -52,6 +53,23 @@ class VaryingInputMemoryFormat(DeclaredCallsRule):
             BREAKSCAN_TARGETS = {"Stem().eval()": "[torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"}
         """, entry="Stem().eval()",
             inputs="[torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tubelets(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 4)
+
+                def forward(self, clip):  # recompile
+                    return self.proj(clip).mean(1)
+
+            def channels_first_clip():
+                return torch.randn(1, 3, 4, 8).permute(0, 2, 1, 3)
+
+            BREAKSCAN_TARGETS = {"Tubelets()": "[torch.randn(1, 4, 3, 8), channels_first_clip()]"}
+        """, entry="Tubelets()", inputs="[torch.randn(1, 4, 3, 8), channels_first_clip()]"),
     )
     valid = (
         Example("""
@@ -70,4 +88,18 @@ class VaryingInputMemoryFormat(DeclaredCallsRule):
         """, entry="Stem().eval()",
             inputs="[torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last), "
                    "torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tubelets(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 4)
+
+                def forward(self, clip):
+                    return self.proj(clip).mean(1)
+
+            BREAKSCAN_TARGETS = {"Tubelets()": "[torch.randn(1, 4, 3, 8), torch.randn(1, 3, 4, 8).transpose(1, 2).contiguous()]"}
+        """, entry="Tubelets()", inputs="[torch.randn(1, 4, 3, 8), torch.randn(1, 3, 4, 8).transpose(1, 2).contiguous()]"),
     )
