@@ -874,9 +874,9 @@ def _permutation(call: ast.Call) -> tuple[int, ...] | None:
         dims = tuple(dims[0])  # `permute((0, 2, 1))`
     if not dims or call.keywords or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
         return None
-    if call.func.attr in ("transpose", "swapaxes", "swapdims") and len(dims) == 2:  # type: ignore[attr-defined]
+    if call.func.attr in ("transpose", "swapaxes", "swapdims") and len(dims) == 2:
         return () if dims[0] == dims[1] else dims
-    if call.func.attr == "permute":  # type: ignore[attr-defined]
+    if call.func.attr == "permute":
         return () if dims == tuple(range(len(dims))) else dims
     return None
 
