@@ -312,6 +312,8 @@ class ModuleIndex:
     # it holds (`lambda m: setattr(m.config, "temperature", 0.05)`): the path to it, the attribute,
     # and the step as written
     declared_step_stores: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
+    # class names here whose declared calls have steps between them
+    stepped_classes: set[str] = field(default_factory=set)
     # the module's functions such steps call (`lambda m: set_fast_gelu(False)`) -> the step as written
     declared_step_functions: dict[str, str] = field(default_factory=dict)
     # -> each such step, with the arguments of its call that are literals, by position and by keyword
@@ -448,6 +450,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     evaluating = bool(evaluating)  # a module starts in training mode
     for item in (item for item in written if id(item) in steps) if len(items) > 1 else ():
         step, shown = steps[id(item)], ast.unparse(item)
+        if offset:
+            index.stepped_classes.add(key.removeprefix(f"{index.name}."))
         for path, attribute in _step_stores(step) if offset else ():
             index.declared_step_stores.setdefault(key.removeprefix(f"{index.name}."), []).append(
                 (path, attribute, shown))
@@ -636,8 +640,9 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
         defined = ast.parse(_source(function.node)).body[0]
     except SyntaxError:
         return None
-    if not isinstance(defined, ast.FunctionDef) or len(defined.args.args) != 1:
-        return None
+    if not isinstance(defined, ast.FunctionDef) or not defined.args.args or (
+            len(defined.args.args) - len(defined.args.defaults) > 1):
+        return None  # a step is given the object alone (`def prune_round(model, amount=0.3)`)
     done: list[ast.expr] = []
     for statement in defined.body:
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
@@ -650,7 +655,8 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
                                                                    statement.value], []))
     # ... and the call of the function itself, for what it changes beyond the object (module-level state)
     done.append(ast.Call(ast.Name(item.id, ast.Load()), [ast.Name(defined.args.args[0].arg, ast.Load())], []))
-    return ast.Lambda(defined.args, ast.Tuple(done, ast.Load()))
+    given = ast.arguments(posonlyargs=[], args=defined.args.args[:1], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.Lambda(given, ast.Tuple(done, ast.Load()))
 
 
 def _step_stores(step: ast.Lambda) -> list[tuple[tuple[str, ...], str]]:

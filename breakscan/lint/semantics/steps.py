@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from breakscan.lint.index import FunctionInfo
+import libcst as cst
+
+from breakscan.lint.index import FunctionInfo, ModuleIndex
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,39 @@ def _classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
         classes = {built for name in classes if (info := ctx.find_class(name)) is not None
                    for known in ctx.class_lineage(info) for built in known.attr_classes.get(attribute, ())}
     return classes
+
+
+@dataclass(frozen=True)
+class StepCode:
+    """Code a declared step runs between two compiled calls."""
+    node: cst.CSTNode  # a lambda written as the step, or a function or method it calls
+    given: str  # the name the compiled object (or the object the method runs on) has there
+    module: ModuleIndex  # where the code is written, for its names
+    step: str  # the step as written
+
+
+def step_code(ctx, entry: str) -> list[StepCode]:
+    """What the steps `BREAKSCAN_TARGETS` declares between the calls of `entry` (a class of the
+    module) run: a lambda step itself (`lambda m: m.double()`), a method of the object, or of one
+    it holds, that a step calls (`lambda m: m.prune(0.3)`), and a function of the scanned modules
+    a step calls, given the object (`lambda m: cast_bf16(m)`, or a `def` step)."""
+    if entry not in ctx.module.stepped_classes:
+        return []
+    found: list[StepCode] = []
+    lambdas = {step for _, _, step in ctx.module.declared_steps.get(entry, ())} | set(
+        ctx.module.declared_step_functions.values())
+    for step in sorted(lambdas):
+        try:
+            written = cst.parse_expression(step)
+        except cst.ParserSyntaxError:
+            continue
+        if isinstance(written, cst.Lambda) and written.params.params:
+            found.append(StepCode(written, written.params.params[0].name.value, ctx.module, step))
+    found += [StepCode(called.method.node, "self", called.method.module, called.step) for called in step_methods(ctx)
+              if called.entry == entry]
+    for qualified, step in ctx.module.declared_step_functions.items():
+        function = ctx.find_function(qualified)
+        given = function.positional_params[:1] if function is not None else []
+        if function is not None and given:
+            found.append(StepCode(function.node, given[0].name.value, function.module, step))
+    return found

@@ -2,7 +2,7 @@ import libcst as cst
 
 from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, FunctionRule
-from breakscan.lint.semantics.steps import step_methods
+from breakscan.lint.semantics.steps import step_code
 from breakscan.lint.traverse import find_nodes
 
 # nn.Module methods that cast every parameter and buffer to another dtype (from float32, the default).
@@ -104,31 +104,11 @@ class ModuleCastBetweenCalls(FunctionRule):
     def check_function(self, ctx) -> None:
         if not ctx.is_root or ctx.function.node.name.value != "forward":
             return
-        entry = ctx.function.class_name
-        steps = [step for _, _, step in ctx.module.declared_steps.get(entry, ()) if _step_casts(step)]
-        steps += [called.step for called in step_methods(ctx) if called.entry == entry and _casts_object(
-            called.method.node, "self")]
-        for qualified, step in ctx.module.declared_step_functions.items():
-            function = ctx.find_function(qualified)
-            given = function.positional_params[:1] if function is not None else []
-            if given and _casts_object(function.node, given[0].name.value):
-                steps.append(step)
+        steps = [code.step for code in step_code(ctx, ctx.function.class_name) if _casts_object(code.node, code.given)]
         if steps:
             ctx.report(self, ctx.function_start, f"`{steps[0]}`, a step BREAKSCAN_TARGETS declares between calls, "
                                                  "casts the module's parameters to another dtype: TorchDynamo guards "
                                                  "on each parameter's dtype, so the call after the step recompiles")
-
-
-def _step_casts(step: str) -> bool:
-    """`lambda m: m.half()`, `lambda m: m.encoder.to(torch.bfloat16)`: the step casts the object or
-    a submodule."""
-    try:
-        body = cst.parse_expression(step)
-    except cst.ParserSyntaxError:
-        return False
-    if not isinstance(body, cst.Lambda) or not body.params.params:
-        return False
-    return _casts_object(body, body.params.params[0].name.value)
 
 
 def _casts_object(function: cst.CSTNode, name: str) -> bool:
