@@ -32,7 +32,6 @@ from breakscan.lint.values import (
     BOOL,
     FLOAT,
     INT,
-    MAYBE_TENSOR,
     METADATA_METHODS,
     NONE,
     OTHER,
@@ -46,6 +45,7 @@ from breakscan.lint.values import (
     VARYING_FLOAT,
     VARYING_INT,
     VARYING_OBJECT,
+    VARYING_OPTIONAL,
     VARYING_STR,
     ZERO_DIM_INPUT,
     Container,
@@ -478,6 +478,12 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     # of the parameters (`dict(x=x, iters=4)`, `{"x": x}`); a step between calls is a lambda.
     parameters = _parameter_names(index, function.removeprefix(f"{index.name}."), offset)
     calls = [_call_arguments(item, parameters) for item in items]
+    # A parameter some calls give and others leave to its default: those get the default (unless a
+    # call's arguments are what a function of the module returns, which may be a tuple of them all).
+    defaults = {} if any(isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id in index.functions
+                         for item in items) else _parameter_defaults(index, function.removeprefix(f"{index.name}."), offset)
+    given = set().union(*calls)
+    calls = [{**{p: d for p, d in defaults.items() if p in given}, **call} for call in calls]
     every = sorted(set.intersection(*(set(call) for call in calls)))  # positions every call gives
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
         (VARYING_OBJECT if _names_other_objects([call[position] for call in calls], index) else
@@ -521,6 +527,23 @@ def _parameter_names(index: ModuleIndex, function: str, offset: int) -> list[str
         return []
     params = defined.node.params
     return [p.name.value for p in (*params.posonly_params, *params.params)][offset:]
+
+
+def _parameter_defaults(index: ModuleIndex, function: str, offset: int) -> dict[int, ast.expr]:
+    """The defaults of those parameters, by position (`self` not counted), as written."""
+    owner, _, name = function.rpartition(".")
+    defined = index.classes[owner].methods.get(name) if owner in index.classes else index.functions.get(function)
+    if defined is None:
+        return {}
+    params = defined.node.params
+    found = {}
+    for position, param in enumerate([*params.posonly_params, *params.params][offset:]):
+        if param.default is not None:
+            try:
+                found[position] = ast.parse(_source(param.default), mode="eval").body
+            except SyntaxError:
+                continue
+    return found
 
 
 def _call_arguments(call: ast.expr, parameters: list[str]) -> dict[int, ast.expr]:
@@ -735,6 +758,11 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
     function makes (a method of one: `torch.randn(4).long()`); None when it is not known."""
     if isinstance(argument, ast.Constant):
         return _LITERAL_KINDS.get(type(argument.value))
+    operands = [argument.left, argument.right] if isinstance(argument, ast.BinOp) else [
+        argument.left, *argument.comparators] if isinstance(argument, ast.Compare) else [
+        argument.operand] if isinstance(argument, ast.UnaryOp) else []
+    if any(_declared_kind(operand, index) in (TENSOR, SPARSE) for operand in operands):
+        return TENSOR  # `torch.rand(8, 6) > 0.2`, `torch.arange(16) % 4`
     call = argument
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made
@@ -783,7 +811,7 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
             return {STR.name: VARYING_STR, INT.name: VARYING_INT, FLOAT.name: VARYING_FLOAT, BOOL.name: VARYING_BOOL}[
                 kind.name]
         return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
-    return MAYBE_TENSOR if known == {TENSOR, NONE} else None
+    return VARYING_OPTIONAL if known == {TENSOR, NONE} else None  # a tensor on some calls, None on others
 
 
 # The dtype torch's factories make when not told (`torch.get_default_dtype()` left as it is).
@@ -809,11 +837,37 @@ def _declared_dtype(argument: ast.expr, index: ModuleIndex) -> str | None:
                 _dtype_named(k.value, index) for k in argument.keywords if k.arg == "dtype"]
             return next((d for d in written if d is not None), None) or _declared_dtype(argument.func.value, index)
         return None
-    made = _FACTORY_DTYPES.get(index.qualify(ast.unparse(argument.func)) or "")
+    function = index.qualify(ast.unparse(argument.func)) or ""
+    if function in ("torch.from_numpy", "torch.as_tensor", "torch.tensor") and len(argument.args) == 1 and not (
+            argument.keywords):
+        return _numpy_dtype(argument.args[0], index)  # a NumPy array keeps its dtype
+    made = _FACTORY_DTYPES.get(function)
     if made is None:
         return None
     given = next((k.value for k in argument.keywords if k.arg == "dtype"), None)
     return made if given is None else _dtype_named(given, index)
+
+
+def _numpy_dtype(array: ast.expr, index: ModuleIndex) -> str | None:
+    """The dtype of an array a NumPy call makes, where it is written out (`np.random.randn(4, 8)`:
+    float64; `.astype(np.float32)`)."""
+    if not isinstance(array, ast.Call):
+        return None
+    if isinstance(array.func, ast.Attribute) and array.func.attr == "astype" and len(array.args) == 1:
+        named = index.qualify(ast.unparse(array.args[0])) or ""
+        return named.removeprefix("numpy.") if named.startswith("numpy.") and named.count(".") == 1 else None
+    function = index.qualify(ast.unparse(array.func)) or ""
+    given = next((k.value for k in array.keywords if k.arg == "dtype"), None)
+    if given is not None:
+        named = index.qualify(ast.unparse(given)) or ""
+        return named.removeprefix("numpy.") if named.startswith("numpy.") and named.count(".") == 1 else None
+    return _NUMPY_DTYPES.get(function)
+
+
+# NumPy functions and the dtype they make when not told: NumPy's default float is float64.
+_NUMPY_DTYPES = {**{f"numpy.{name}": "float64" for name in (
+    "random.randn", "random.rand", "random.random", "random.normal", "random.uniform", "random.standard_normal",
+    "zeros", "ones", "empty", "linspace")}, "numpy.random.randint": "int64"}
 
 
 def _declared_requires_grad(argument: ast.expr, index: ModuleIndex) -> bool | None:
@@ -905,6 +959,8 @@ def _literal_signature(argument: ast.expr, index: ModuleIndex) -> tuple[str, obj
     if isinstance(number, (int, float)) and not isinstance(number, bool):
         return type(number).__name__, number
     made = index.qualify(ast.unparse(argument.func)) if isinstance(argument, ast.Call) else None
+    if made == "torch.tensor" and isinstance(argument, ast.Call) and argument.args:
+        return _nested_shape(argument.args[0])  # `torch.tensor([[3]])`
     if not isinstance(argument, ast.Call) or made not in _SIZED_FACTORIES:
         return None
     written = next((k.value for k in argument.keywords if k.arg == "size"), None)
@@ -917,6 +973,28 @@ def _literal_signature(argument: ast.expr, index: ModuleIndex) -> tuple[str, obj
         return ("shape", tuple(ast.literal_eval(size) for group in sizes for size in group)) if sizes else None
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+
+
+def _nested_shape(data: ast.expr) -> tuple[str, object] | None:
+    """The shape of a tensor made from nested lists of numbers as written (`[[3, 4]]`: (1, 2)); None
+    when a level is ragged or holds anything else. A lone number is no shape: its value counts."""
+    try:
+        value = ast.literal_eval(data)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, (list, tuple)):
+        return None
+    shape: list[int] = []
+    level: list[object] = [value]
+    while all(isinstance(item, (list, tuple)) for item in level):
+        sizes = {len(item) for item in level}
+        if len(sizes) != 1:
+            return None
+        shape.append(sizes.pop())
+        level = [inner for item in level for inner in item]
+    if not all(isinstance(item, (int, float)) for item in level):
+        return None
+    return "shape", tuple(shape)
 
 
 def _runtime_globals(module: cst.Module) -> frozenset[str]:

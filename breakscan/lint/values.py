@@ -87,6 +87,9 @@ VARYING_BOOL = Kind("varying-bool", family="bool")
 # A root's parameter the declared calls give different objects they name (`F.silu`, then
 # `F.gelu`; `torch.float16`, then `torch.bfloat16`): guarded by identity, never dynamic (BR018).
 VARYING_OBJECT = Kind("varying-object", family="other")
+# A root's parameter the declared calls give a tensor on some calls and None on others (an
+# optional mask): TorchDynamo guards `mask is None` where it is first used (BR018).
+VARYING_OPTIONAL = Kind("varying-optional", family="maybe-tensor")
 # A number `random.uniform/randint/randrange` draws (or those methods and `random()` of a
 # `random.Random`): TorchDynamo records the draw in the graph, a fresh one per call, so the number is
 # not known while tracing. Tensor arithmetic with it is traced; using it as a Python number breaks
@@ -309,7 +312,7 @@ def is_mode(value: Value) -> bool:
 
 
 _GUARDED = {VARYING_INT.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
-            VARYING_OBJECT.name: OTHER}
+            VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR}
 
 
 def is_varying_str(value: Value) -> bool:
@@ -317,10 +320,10 @@ def is_varying_str(value: Value) -> bool:
 
 
 def varying_constant(value: Value) -> str | None:
-    """"bool" or "object" for a bool, or a named object, that the declared calls vary (BR018)."""
-    if isinstance(value, Kind) and value.name in (VARYING_BOOL.name, VARYING_OBJECT.name):
-        return "bool" if value.name == VARYING_BOOL.name else "object"
-    return None
+    """"bool", "object" or "optional" for a bool, a named object, or a tensor or None, that the
+    declared calls vary (BR018)."""
+    names = {VARYING_BOOL.name: "bool", VARYING_OBJECT.name: "object", VARYING_OPTIONAL.name: "optional"}
+    return names.get(value.name) if isinstance(value, Kind) else None
 
 
 def guarded(value: Value) -> Value:

@@ -232,6 +232,11 @@ class RegionContext:
                 return info.built_kinds[attribute]
         return None
 
+    @property
+    def self_class(self) -> ClassInfo | None:
+        """The class of `self` here (the subclass an inherited method is bound to), if a method."""
+        return self._walker.cls
+
     def self_is_module(self) -> bool:
         """Whether `self` here is an nn.Module instance (its class is one, through scanned bases)."""
         cls = self._walker.cls

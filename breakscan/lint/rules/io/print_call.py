@@ -17,7 +17,9 @@ class PrintCall(Rule):
     ## What it does
     Flags every `print(...)` call in compiled code, whatever it prints (`print("step")`
     breaks as much as `print(x)`). Calls under an `if self.verbose:` / `if debug:` flag are left
-    alone: with the flag off, TorchDynamo never traces them.
+    alone: with the flag off, TorchDynamo never traces them; unless the code that builds the
+    objects writes the flag out as on (`verbose: bool = True` in a config dataclass,
+    `SimpleNamespace(debug=True)`, a `verbose=True` default that `__init__` stores).
 
     ## Why is this bad?
     TorchDynamo cannot put a side effect on stdout into a graph. By default it ends the graph at
@@ -108,6 +110,29 @@ class PrintCall(Rule):
                     print(h.shape, h.mean())  # break
                     return h.relu()
         """, entry="Model()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
+            from dataclasses import dataclass
+            from torch import nn
+
+            @dataclass
+            class SamplerConfig:
+                steps: int = 3
+                verbose: bool = True  # a debug flag that ships switched on
+
+            class Sampler(nn.Module):
+                def __init__(self, cfg: SamplerConfig = SamplerConfig()):
+                    super().__init__()
+                    self.cfg = cfg
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    for i in range(self.cfg.steps):
+                        x = self.fc(x)
+                        if self.cfg.verbose and i % 2 == 0:
+                            print("step", i)  # break
+                    return x
+        """, entry="Sampler()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""

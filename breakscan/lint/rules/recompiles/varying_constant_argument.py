@@ -24,7 +24,9 @@ class VaryingConstantArgument(Rule):
     the module or of torch (`"[(x, F.silu), (x, F.gelu)]"`); read as written, never run. A bool is
     reported where TorchDynamo reads it: in the compiled function itself, or in a helper it passes
     the flag to; an object at the compiled function's `def`, where TorchDynamo guards a function
-    by its code as the frame starts.
+    by its code as the frame starts. Likewise a parameter given a tensor by some calls and None
+    by others (an optional mask passed on some calls only: the others leave it to its default),
+    where it is first used (`if mask is not None`).
 
     ## Why is this bad?
     TorchDynamo 2.13 treats a bool, a function, a class or a dtype as a constant and never makes
@@ -71,6 +73,17 @@ class VaryingConstantArgument(Rule):
             BREAKSCAN_TARGETS = {"mlp": "[(torch.randn(3, 8), torch.randn(8, 8), F.silu), (torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"}
         """, entry="mlp", inputs="[(torch.randn(3, 8), torch.randn(8, 8), F.silu), "
                                 "(torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"),
+        Example("""
+            import torch
+            from typing import Optional
+
+            def masked_mean(x, mask: Optional[torch.Tensor] = None):
+                if mask is not None:  # recompile
+                    x = x * mask
+                return x.mean(-1)
+
+            BREAKSCAN_TARGETS = {"masked_mean": "[torch.randn(2, 5), (torch.randn(2, 5), torch.rand(2, 5) > 0.5)]"}
+        """, entry="masked_mean", inputs="[torch.randn(2, 5), (torch.randn(2, 5), torch.rand(2, 5) > 0.5)]"),
     )
     valid = (
         Example("""
@@ -113,3 +126,7 @@ class VaryingConstantArgument(Rule):
             ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` both True and False: "
                                    "TorchDynamo guards on its value here, so the other value compiles the function "
                                    "again (a bool never becomes dynamic)")
+        elif varying == "optional" and self.reads.first_read(node, ctx):
+            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` a tensor on some calls "
+                                   "and None on others: TorchDynamo guards on which it is here, so the other one "
+                                   "compiles the function again")

@@ -51,6 +51,15 @@ class VaryingInputDtype(FunctionRule):
 
             BREAKSCAN_TARGETS = {"Block()": "[torch.randn(2, 8), torch.randn(2, 8, dtype=torch.float64)]"}
         """, entry="Block()", inputs="[torch.randn(2, 8), torch.randn(2, 8, dtype=torch.float64)]"),
+        Example("""
+            import numpy as np
+            import torch
+
+            def normalise(series):  # recompile
+                return (series - series.mean(1, keepdim=True)) / (series.std(1, keepdim=True) + 1e-5)
+
+            BREAKSCAN_TARGETS = {"normalise": "[torch.randn(2, 8), torch.from_numpy(np.random.randn(2, 8))]"}
+        """, entry="normalise", inputs="[torch.randn(2, 8), torch.from_numpy(np.random.randn(2, 8))]"),
     )
     valid = (
         Example("""
@@ -67,6 +76,15 @@ class VaryingInputDtype(FunctionRule):
 
             BREAKSCAN_TARGETS = {"Block()": "[torch.randn(2, 8), torch.randn(2, 8).float()]"}
         """, entry="Block()", inputs="[torch.randn(2, 8), torch.randn(2, 8).float()]"),
+        Example("""
+            import numpy as np
+            import torch
+
+            def normalise(series):
+                return (series - series.mean(1, keepdim=True)) / (series.std(1, keepdim=True) + 1e-5)
+
+            BREAKSCAN_TARGETS = {"normalise": "[torch.randn(2, 8), torch.from_numpy(np.random.randn(2, 8).astype(np.float32))]"}
+        """, entry="normalise", inputs="[torch.randn(2, 8), torch.from_numpy(np.random.randn(2, 8).astype(np.float32))]"),
     )
 
     def check_function(self, ctx) -> None:

@@ -111,6 +111,20 @@ class VaryingInputShape(FunctionRule):
                         tokens = torch.cat([tokens, next_token], dim=1)
                 return x
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = nn.Embedding(64, 8)
+
+                def forward(self, tokens):  # recompile
+                    return self.embed(tokens).mean(1)
+
+            BREAKSCAN_TARGETS = {"Decoder()": "[torch.randint(0, 64, (1, 5)), torch.tensor([[3]])]"}
+        """, entry="Decoder()", inputs="[torch.randint(0, 64, (1, 5)), torch.tensor([[3]])]"),
     )
     valid = (
         Example("""

@@ -64,6 +64,16 @@ class VaryingStrArgument(Rule):
             }
         """, entry="criterion", inputs="[(torch.randn(4), torch.randn(4), 'mean'), "
                                        "(torch.randn(4), torch.randn(4), 'sum')]"),
+        Example("""
+            import torch
+
+            def pooled(x, mode="mean"):
+                if mode == "mean":  # recompile
+                    return x.mean(-1)
+                return x.amax(-1)
+
+            BREAKSCAN_TARGETS = {"pooled": "[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"}
+        """, entry="pooled", inputs="[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"),
     )
     valid = (
         Example("""

@@ -1,0 +1,84 @@
+"""What an attribute chain holds as the objects are built, where the code writes it out: a flag
+(`self.cfg.verbose`) is the literal `__init__` stores, the default of the parameter it stores,
+a keyword of the config object's constructor call, or the default of that class's field."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from breakscan.lint.index import ClassInfo, ModuleIndex
+from breakscan.lint.names import dotted_name
+
+_DEPTH = 6  # attribute chains, stores and constructor calls followed
+
+
+def built_truth(ctx, expression: cst.BaseExpression) -> bool | None:
+    """True/False when the expression is written out as `True`/`False` where the object it is
+    read from is built (see module doc); None when that is not known."""
+    found = _built(ctx, expression, ctx.module, {}, ctx.self_class, _DEPTH)
+    if isinstance(found, cst.Name) and found.value in ("True", "False"):
+        return found.value == "True"
+    return None
+
+
+def _built(ctx, node: cst.BaseExpression, module: ModuleIndex, given: dict[str, cst.BaseExpression],
+           cls: ClassInfo | None, depth: int) -> cst.BaseExpression | None:
+    """The expression `node` holds: `given` names what the parameters in scope were passed, `cls`
+    is the class of `self` there."""
+    if depth == 0:
+        return None
+    if isinstance(node, cst.Call):
+        return node  # a constructor call, whose keywords and class say what the object holds
+    if isinstance(node, cst.Name):
+        if node.value in given:  # what the parameter was passed, or its default: resolved as written
+            return _built(ctx, given[node.value], module, {}, None, depth - 1)
+        if node.value in ("True", "False"):
+            return node
+        return module.global_calls.get(node.value)  # `CFG = SimpleNamespace(debug=True)`
+    if not isinstance(node, cst.Attribute):
+        return None
+    if isinstance(node.value, cst.Name) and node.value.value == "self":
+        return _stored(ctx, cls, node.attr.value, {}, depth - 1) if cls is not None else None
+    holder = _built(ctx, node.value, module, given, cls, depth - 1)
+    if isinstance(holder, cst.Call):
+        return _field(ctx, holder, node.attr.value, module, depth - 1)
+    return None
+
+
+def _field(ctx, call: cst.Call, name: str, module: ModuleIndex, depth: int) -> cst.BaseExpression | None:
+    """The attribute `name` of the object `call` builds: its keyword there, else what the class
+    stores (a dataclass field's default, or what `__init__` sets it to from its parameters)."""
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    if keyword is not None:
+        return keyword
+    qualified = module.qualify(dotted_name(call.func))
+    info = ctx.find_class(qualified) if qualified else None
+    positional = [a.value for a in call.args if a.keyword is None]
+    if info is None or any(a.star for a in call.args) or (positional and not info.record):
+        return None
+    passed = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if name in list(info.annotated)[:len(positional)]:  # a record's field given by position
+        return positional[list(info.annotated).index(name)]
+    return _stored(ctx, info, name, passed, depth)
+
+
+def _stored(ctx, info: ClassInfo, name: str, passed: dict[str, cst.BaseExpression],
+            depth: int) -> cst.BaseExpression | None:
+    """What an instance of the class holds as `name` once built, given the constructor keywords:
+    what `__init__` stores last (its own statements, not in a block), else the class's default."""
+    for known in ctx.class_lineage(info):
+        init = known.methods.get("__init__")
+        stores = [small.value for statement in init.node.body.body if isinstance(statement, cst.SimpleStatementLine)
+                  for small in statement.body if isinstance(small, cst.Assign) and len(small.targets) == 1
+                  and dotted_name(small.targets[0].target) == f"self.{name}"] if init is not None else []
+        if stores:
+            params = init.node.params
+            defaults = {p.name.value: p.default for p in (*params.params, *params.kwonly_params) if p.default is not None}
+            return _built(ctx, stores[-1], init.module, {**defaults, **passed}, info, depth - 1)
+        for statement in known.node.body.body:  # a dataclass field, or a class attribute, with its default
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if isinstance(small, (cst.AnnAssign, cst.Assign)):
+                targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
+                if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                    return passed.get(name, small.value) if known.record else small.value
+    return None
