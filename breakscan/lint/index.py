@@ -44,6 +44,7 @@ from breakscan.lint.values import (
     VARYING_BOOL,
     VARYING_FLOAT,
     VARYING_INT,
+    VARYING_LITERAL,
     VARYING_OBJECT,
     VARYING_OPTIONAL,
     VARYING_STR,
@@ -801,6 +802,9 @@ def _names_other_objects(arguments: list[ast.expr], index: ModuleIndex) -> bool:
 def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind | None:
     """One kind for what every call passes: the same kind (strings that differ: a varying one), or
     a tensor or None (an optional tensor)."""
+    literals = [_literal_container(argument) for argument in arguments]
+    if None not in literals and len(set(map(repr, literals))) > 1:
+        return VARYING_LITERAL  # `["a"]`, then `["a", "b"]`
     known = set(kinds)
     if None in known:
         return None
@@ -821,6 +825,16 @@ _FACTORY_DTYPES = {**{f"torch.{name}": "float32" for name in ("randn", "rand", "
 # Tensor methods that cast to a dtype, and the dtype.
 _CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "double": "float64", "float": "float32", "long": "int64",
                  "int": "int32", "bool": "bool"}
+
+
+def _literal_container(argument: ast.expr) -> object | None:
+    """A list, tuple, dict or set written out of constants (`["sentiment", "topic"]`)."""
+    if not isinstance(argument, (ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return None
+    try:
+        return ast.literal_eval(argument)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _declared_dtype(argument: ast.expr, index: ModuleIndex) -> str | None:

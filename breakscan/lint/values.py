@@ -87,6 +87,10 @@ VARYING_BOOL = Kind("varying-bool", family="bool")
 # A root's parameter the declared calls give different objects they name (`F.silu`, then
 # `F.gelu`; `torch.float16`, then `torch.bfloat16`): guarded by identity, never dynamic (BR018).
 VARYING_OBJECT = Kind("varying-object", family="other")
+# A root's parameter the declared calls give other literal containers (`["sentiment"]`, then
+# `["sentiment", "topic"]`): TorchDynamo guards a list's length and constant items where it is first
+# used, so each other one recompiles (BR018).
+VARYING_LITERAL = Kind("varying-literal", family="other")
 # A root's parameter the declared calls give a tensor on some calls and None on others (an
 # optional mask): TorchDynamo guards `mask is None` where it is first used (BR018).
 VARYING_OPTIONAL = Kind("varying-optional", family="maybe-tensor")
@@ -312,7 +316,7 @@ def is_mode(value: Value) -> bool:
 
 
 _GUARDED = {VARYING_INT.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
-            VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR}
+            VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR, VARYING_LITERAL.name: OTHER}
 
 
 def is_varying_str(value: Value) -> bool:
@@ -320,9 +324,10 @@ def is_varying_str(value: Value) -> bool:
 
 
 def varying_constant(value: Value) -> str | None:
-    """"bool", "object" or "optional" for a bool, a named object, or a tensor or None, that the
-    declared calls vary (BR018)."""
-    names = {VARYING_BOOL.name: "bool", VARYING_OBJECT.name: "object", VARYING_OPTIONAL.name: "optional"}
+    """"bool", "object", "optional" or "literal" for a bool, a named object, a tensor or None, or a
+    literal container, that the declared calls vary (BR018)."""
+    names = {VARYING_BOOL.name: "bool", VARYING_OBJECT.name: "object", VARYING_OPTIONAL.name: "optional",
+             VARYING_LITERAL.name: "literal"}
     return names.get(value.name) if isinstance(value, Kind) else None
 
 
@@ -475,6 +480,10 @@ def join(a: Value, b: Value) -> Value:
                 return plain  # the training mode, a varying number, on one path only
         if a == MAYBE_TENSOR:
             return MAYBE_TENSOR
+        if a == OTHER:
+            return OTHER  # a varying object or literal on one path only: an object
+        if a == NONE:
+            return NONE_ATTRIBUTE  # None as built on one path: not decided None
         if {a.name, b.name} == {ZERO_DIM.name, ZERO_DIM_INPUT.name}:
             return ZERO_DIM  # the input on one call, one computed from it on another: 0-d, computed on some
         return TENSORS if a == TENSORS else TENSOR

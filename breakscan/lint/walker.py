@@ -484,6 +484,7 @@ class RegionWalker(cst.CSTVisitor):
         self._callees: dict[tuple[int, bool], list[FunctionInfo]] = {}  # likewise
         # Values of comprehensions, computed in their own scope (the memo forgets on every binding).
         self._scoped: dict[int, v.Value] = {}
+        self._written: set[int] = set()  # `id` of the subscripts assignments store to
         self.local_imports: dict[str, str] = {}
         self.rebound: set[str] = set()  # names bound since the innermost `if` being walked began
         # `self.<attr>` this function sets (itself, or by the methods it calls): its stores, unlike
@@ -673,6 +674,8 @@ class RegionWalker(cst.CSTVisitor):
 
     def _data_read(self, node: cst.Call | cst.Subscript, found: v.Value) -> v.Value | None:
         if isinstance(node, cst.Subscript):
+            if id(node) in self._written:
+                return None
             if (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and found == v.TENSOR
                     and v.is_mask(self.value(node.slice[0].slice.value))
                     and not self.dynamo.enabled("capture_dynamic_output_shape_ops")):
@@ -1410,6 +1413,13 @@ class RegionWalker(cst.CSTVisitor):
         method = _AFTER.get(type(original_node))
         if method:
             method(self, original_node)
+
+    def _visit_assign(self, node: cst.Assign) -> bool:
+        """`x[mask] = v` writes through the index (`index_put_`): the target reads no data."""
+        for target in node.targets:
+            for element in find_nodes(target.target, (cst.Subscript,), prune=(cst.Subscript,)):
+                self._written.add(id(element))
+        return True
 
     def _visit_try(self, node: cst.Try) -> bool:
         """The body is where a break cannot be resumed from; handlers, `else` and `finally` are
@@ -2499,6 +2509,7 @@ _SPECIAL = {
     cst.Try: RegionWalker._visit_try,
     cst.With: RegionWalker._visit_with,
     cst.Match: RegionWalker._visit_match,
+    cst.Assign: RegionWalker._visit_assign,
 }
 _GENERATOR_CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 _AFTER = {

@@ -118,6 +118,13 @@ def test_a_tensor_joined_with_an_optional_tensor_may_be_none():
     assert v.join(v.TENSOR, v.NONE) == v.MAYBE_TENSOR
 
 
+def test_refinements_of_a_python_object_join_to_an_object_not_a_tensor():
+    for refined in (v.VARYING_OBJECT, v.VARYING_LITERAL):
+        assert v.join(refined, v.OTHER).name == v.OTHER.name
+        assert v.join(v.OTHER, refined).name == v.OTHER.name
+    assert v.join(v.NONE, v.NONE_ATTRIBUTE).name == v.NONE_ATTRIBUTE.name
+
+
 def test_a_class_returned_by_a_function_builds_objects_whose_methods_are_followed(tmp_path):
     outcome = lint_source(tmp_path, """\
 import torch

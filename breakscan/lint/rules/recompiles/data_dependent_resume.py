@@ -179,6 +179,16 @@ class DataDependentResume(Rule):
 
             BREAKSCAN_TARGETS = {"fn": "[torch.randn(4, 4), torch.randn(4, 4)]"}
         """, inputs="[torch.randn(4, 4), torch.randn(4, 4)]"),
+        Example("""
+            import torch
+
+            def nearest(d, radius):
+                idx = torch.arange(d.shape[-1]).expand_as(d).clone()
+                idx[d > radius] = d.shape[-1]  # written through the mask: no data read, no break
+                return idx.sort(dim=-1).values[..., :4]
+
+            BREAKSCAN_TARGETS = {"nearest": "[(torch.rand(2, 8), 0.5), (torch.rand(2, 8), 0.5)]"}
+        """, entry="nearest", inputs="[(torch.rand(2, 8), 0.5), (torch.rand(2, 8), 0.5)]"),
     )
 
     def __init__(self) -> None:

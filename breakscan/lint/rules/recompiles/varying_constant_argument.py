@@ -26,7 +26,8 @@ class VaryingConstantArgument(Rule):
     the flag to; an object at the compiled function's `def`, where TorchDynamo guards a function
     by its code as the frame starts. Likewise a parameter given a tensor by some calls and None
     by others (an optional mask passed on some calls only: the others leave it to its default),
-    where it is first used (`if mask is not None`).
+    where it is first used (`if mask is not None`); and other lists, tuples or dicts of
+    constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there.
 
     ## Why is this bad?
     TorchDynamo 2.13 treats a bool, a function, a class or a dtype as a constant and never makes
@@ -84,6 +85,21 @@ class VaryingConstantArgument(Rule):
 
             BREAKSCAN_TARGETS = {"masked_mean": "[torch.randn(2, 5), (torch.randn(2, 5), torch.rand(2, 5) > 0.5)]"}
         """, entry="masked_mean", inputs="[torch.randn(2, 5), (torch.randn(2, 5), torch.rand(2, 5) > 0.5)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class MultiHead(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.heads = nn.ModuleDict({name: nn.Linear(4, 2) for name in ("a", "b")})
+
+                def forward(self, x, names):
+                    active = names if names is not None else ["a"]  # recompile
+                    return [self.heads[name](x) for name in active]
+
+            BREAKSCAN_TARGETS = {"MultiHead()": "[(torch.randn(2, 4), ['a']), (torch.randn(2, 4), ['a', 'b'])]"}
+        """, entry="MultiHead()", inputs="[(torch.randn(2, 4), ['a']), (torch.randn(2, 4), ['a', 'b'])]"),
     )
     valid = (
         Example("""
@@ -126,6 +142,10 @@ class VaryingConstantArgument(Rule):
             ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` both True and False: "
                                    "TorchDynamo guards on its value here, so the other value compiles the function "
                                    "again (a bool never becomes dynamic)")
+        elif varying == "literal" and self.reads.first_read(node, ctx):
+            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` other lists, tuples or "
+                                   "dicts of constants: TorchDynamo guards on their length and items here, so each "
+                                   "other one compiles the function again")
         elif varying == "optional" and self.reads.first_read(node, ctx):
             ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` a tensor on some calls "
                                    "and None on others: TorchDynamo guards on which it is here, so the other one "
