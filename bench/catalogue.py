@@ -56,6 +56,10 @@ PROBE_TIMEOUT = 60.0
 
 # torch.optim classes whose methods are probed on an object built outside the compiled code.
 OPTIMIZERS = ("SGD", "Adam", "AdamW")
+# torch.ao.quantization modules whose call is probed on a module built outside the compiled code.
+QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMaxObserver",
+                        "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+                        "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "QuantStub", "DeQuantStub")
 # The probe's inputs, by parameter name: every probe takes the ones its code mentions.
 INPUTS = {
     "x": "torch.rand(4, 4)",  # positive: log, sqrt, multinomial... run on it
@@ -72,6 +76,8 @@ INPUTS = {
     "e": "torch.quasirandom.SobolEngine(4)",  # a torch object built outside the compiled code
     # torch's optimizers, built outside the compiled code (a training step compiled whole calls them)
     **{name.lower(): f"torch.optim.{name}([torch.nn.Parameter(torch.rand(4))], lr=0.1)" for name in OPTIMIZERS},
+    # torch's quantization modules, built outside the compiled code as a model's `__init__` does
+    **{name.lower(): f"torch.ao.quantization.{name}()" for name in QUANTIZATION_MODULES},
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -462,6 +468,7 @@ TORCH_OBJECT_CALLS = [
     ("torch.quasirandom.SobolEngine.draw", "e.draw(2)"), ("torch.quasirandom.SobolEngine.reset", "e.reset()"),
     *((f"torch.optim.{name}.{method}", f"{name.lower()}.{method}()") for name in OPTIMIZERS
       for method in ("step", "zero_grad")),
+    *((f"torch.ao.quantization.{name}.__call__", f"{name.lower()}(x)") for name in QUANTIZATION_MODULES),
 ]
 FUNCTIONAL_CALLS = [
     "F.relu(x)", "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.softmax(x, dim=-1)",

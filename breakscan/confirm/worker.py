@@ -163,8 +163,10 @@ def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> Targ
     started = time.perf_counter()
     calls, check, reference = 0, None, job.get("reference")
     torch._dynamo.reset()
-    # A target module may set torch._dynamo.config at import; it must not leak into the next target.
+    # A target module may set torch._dynamo.config at import, and a declared step switch grad mode
+    # (`torch.set_grad_enabled(False)`): neither may leak into the next target.
     dynamo_config = torch._dynamo.config.get_config_copy()
+    grad_mode = torch.is_grad_enabled()
     if "sources" in job:
         use_sources(job["sources"], user.__contains__, forget_modules)
 
@@ -192,6 +194,7 @@ def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> Targ
         if status == "ok":
             status, error = attempt(compile_and_call, user)
     torch._dynamo.config.load_config(dynamo_config)
+    torch.set_grad_enabled(grad_mode)
     torch._dynamo.reset()
     if reference and expected is None and status == "ok" and "save" in reference:
         check = OutputCheck(False, None, math.inf, "two eager runs of the original from the same seed "

@@ -182,6 +182,9 @@ class ClassInfo:
     # self.<attr> = self.<name>(...): what that method returns, as the object's class has it
     # (`self.reducer = self.get_default_reducer()`, overridden per loss): attr -> method names.
     attr_factories: dict[str, set[str]] = field(default_factory=dict)
+    # self.<attr> = <function>(...), a function of the scanned code: what it returns
+    # (`self.a_fq = act_fake_quant(cfg)`): attr -> the functions' qualified names.
+    attr_builders: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> = a literal or parameter of a known Python kind in `__init__` itself: what the
     # attribute is when the object is built (`attr_kinds` also joins later setup methods').
     built_kinds: dict[str, Kind] = field(default_factory=dict)
@@ -1718,6 +1721,10 @@ class _SelfAttributeCollector:
         attr = target.attr.value
         if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
+        called = dotted_name(value.func) if isinstance(value, cst.Call) else None
+        if called and not called.startswith("self.") and not names_a_class(called) and (
+                qualified := self.index.qualify(called)) is not None:
+            self.info.attr_builders.setdefault(attr, set()).add(qualified)
         kind = self._literal_container(value) or self._plain_kind(value) or self._converted_kind(value)
         if kind is not None:
             known = self.info.attr_kinds.get(attr)

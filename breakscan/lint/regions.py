@@ -501,12 +501,14 @@ class Project:
         return [name for name in defined if any(fnmatch.fnmatchcase(name, pattern) for pattern in value.names)]
 
     def built_by(self, function: FunctionInfo) -> frozenset[str]:
-        """The classes a function's `return`s build (`return AvgNonZeroReducer()`), read from its code."""
+        """The classes a function's `return`s build (`return AvgNonZeroReducer()`, `return
+        FakeQuantize(...)`): scanned ones and torch's, read from its code."""
         found = self._built_by.get(function.key)
         if found is None:
             returns = find_nodes(function.node.body, (cst.Return,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
             found = frozenset(name for r in returns if r.value is not None
-                              for name in constructed_classes(function.module, r.value) if self.find_class(name))
+                              for name in constructed_classes(function.module, r.value)
+                              if name.startswith("torch.") or self.find_class(name))
             self._built_by[function.key] = found
         return found
 

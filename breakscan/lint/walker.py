@@ -875,7 +875,7 @@ class RegionWalker(cst.CSTVisitor):
             for info in classes:
                 if attr in info.tensor_attrs:
                     return v.SPARSE if attr in info.sparse_attrs else v.STATE if attr in info.state_attrs else v.TENSOR
-                if attr in info.attr_classes or attr in info.attr_factories:
+                if attr in info.attr_classes or attr in info.attr_factories or attr in info.attr_builders:
                     built = self._attribute_classes(info, attr, classes)
                     # A class the project has, or no function to call instead (`self.search_fn =
                     # Open3dSearch()` in one branch, `= radius_search` in the other).
@@ -979,12 +979,17 @@ class RegionWalker(cst.CSTVisitor):
 
     def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:
         """The classes `self.attr` may be built from, as `info` sets it: constructed there, or
-        returned by the methods that build it (the object's own overrides of them)."""
+        returned by the methods that build it (the object's own overrides of them), or by the
+        functions that do (`self.a_fq = act_fake_quant(cfg)`)."""
         built = set(info.attr_classes.get(attr, ()))
         for name in info.attr_factories.get(attr, ()):
             factory = self.project.method(classes, name)
             if factory is not None:
                 built.update(self.project.built_by(factory))
+        for qualified in info.attr_builders.get(attr, ()):
+            builder = self.project.find_function(qualified)
+            if builder is not None:
+                built.update(self.project.built_by(builder))
         return frozenset(built)
 
     def _instance_classes(self, value: v.Value) -> frozenset[str]:

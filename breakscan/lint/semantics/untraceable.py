@@ -235,6 +235,9 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
     if method:
         assert isinstance(func, cst.Attribute)
         qualified = _object_method(ctx.value(func.value), func.attr.value)
+    if qualified is None and isinstance(func, (cst.Name, cst.Attribute)):
+        qualified = _object_method(ctx.value(func), "__call__")  # `self.a_fq(x)`: a torch module called
+        method = qualified is not None
     if qualified is None or not qualified.startswith("torch.") or any(a.star for a in node.args):
         return None
     if _owned_elsewhere(qualified):

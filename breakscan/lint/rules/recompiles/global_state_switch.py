@@ -1,4 +1,14 @@
+import libcst as cst
+
+from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, FunctionRule
+from breakscan.lint.semantics.steps import step_code
+from breakscan.lint.traverse import find_nodes
+
+# Calls that switch grad mode or autocast globally, from then on (not as a `with` block).
+_STATE_SETTERS = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                            "torch.autograd.grad_mode.set_grad_enabled", "torch.set_autocast_enabled",
+                            "torch.set_autocast_cpu_enabled"})
 
 
 class GlobalStateSwitch(FunctionRule):
@@ -16,7 +26,9 @@ class GlobalStateSwitch(FunctionRule):
     Flags a compiled function, or the `forward` of a compiled module, that the scanned code
     calls through its compiled handle both inside `with torch.no_grad():` (or
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, `torch.autocast(...)`) and outside
-    it. Reported at the function, where TorchDynamo reports the recompile.
+    it; or whose calls `BREAKSCAN_TARGETS` declares with a step between them that switches grad
+    mode or autocast from then on (`torch.set_grad_enabled(False)`). Reported at the function,
+    where TorchDynamo reports the recompile.
 
     ## Why is this bad?
     Grad mode and autocast are part of the global state TorchDynamo guards (`GLOBAL_STATE
@@ -89,6 +101,23 @@ class GlobalStateSwitch(FunctionRule):
                     head(x)
                 return out
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Renderer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mlp = nn.Linear(3, 4)
+
+                def forward(self, rays):  # recompile
+                    return self.mlp(rays).sigmoid()
+
+            def start_validation(model):
+                torch.set_grad_enabled(False)  # for every call from here on
+
+            BREAKSCAN_TARGETS = {"Renderer()": "[torch.randn(8, 3), start_validation, torch.randn(8, 3)]"}
+        """, entry="Renderer()", inputs="[torch.randn(8, 3), start_validation, torch.randn(8, 3)]"),
     )
     valid = (
         Example("""
@@ -114,6 +143,13 @@ class GlobalStateSwitch(FunctionRule):
 
     def check_function(self, ctx) -> None:
         calls = ctx.entry_in(ctx.call_sites.state_switches)
+        if calls is None and ctx.is_root and ctx.function.node.name.value == "forward" and ctx.function.class_name:
+            switched = [code.step for code in step_code(ctx, ctx.function.class_name) for call in find_nodes(
+                code.node, (cst.Call,)) if code.module.qualify(dotted_name(call.func)) in _STATE_SETTERS]
+            if switched:
+                ctx.report(self, ctx.function_start, f"`{switched[0]}`, a step BREAKSCAN_TARGETS declares between "
+                                                     "calls, switches grad mode or autocast for the calls after it: "
+                                                     "TorchDynamo guards on both, so the next call compiles it again")
         if calls is not None:
             inside, outside = calls
             ctx.report(self, ctx.function_start, f"the scanned code calls this compiled code inside no-grad or autocast "

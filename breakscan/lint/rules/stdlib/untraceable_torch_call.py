@@ -22,7 +22,9 @@ class UntraceableTorchCall(Rule):
     and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
     Methods of torch objects the compiled code holds are matched to probes of such objects: a
     `torch.optim` optimizer's `step()` breaks on purpose (its `torch._dynamo.graph_break()`,
-    GB0025) and `zero_grad()` is skipped (GB0008), in a training step compiled whole.
+    GB0025) and `zero_grad()` is skipped (GB0008), in a training step compiled whole; calling a
+    `torch.ao.quantization` fake-quantize module or observer (`self.act_fq(x)`) inlines code
+    TorchDynamo skips (GB0008).
     Calls given objects are matched to probes given objects of torch classes:
     `kl_divergence(q, prior)` of two distributions breaks in its dispatch (the first time a pair of
     distribution types is seen, which is the compiled call's, GB0059).
@@ -173,6 +175,24 @@ class UntraceableTorchCall(Rule):
                     self.optimizer.zero_grad()  # break
                     return y * 2
         """, entry="Adapted()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import torch
+            from torch import nn
+            from torch.ao.quantization import FakeQuantize, MovingAverageMinMaxObserver
+
+            def act_fake_quant(bits=8):
+                return FakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=2 ** bits - 1)
+
+            class QATBlock(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.act_fq = act_fake_quant()  # a torch.ao module, built by a helper
+
+                def forward(self, x):
+                    y = self.act_fq(self.fc(x).relu())  # break
+                    return y * 2
+        """, entry="QATBlock()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""
