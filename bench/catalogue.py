@@ -716,9 +716,37 @@ THIRDPARTY_CALLS = [
 ]
 
 
+# Argument forms tried for a NumPy array method, in order.
+NDARRAY_FORMS = ("", "0", "1, 0")
+
+
+def ndarray_method_calls() -> list[tuple[str, str]]:
+    """The methods of a NumPy array that a tensor does not have (`a.tobytes()`, `a.fill(0)`), each
+    called on `x.numpy()` with the first argument form that runs eagerly: (key, code). A method a
+    tensor has too is probed as the tensor's."""
+    import numpy as np
+    import torch
+
+    found = []
+    for name in sorted(set(dir(np.ndarray)) - set(dir(torch.Tensor))):
+        if name.startswith("_") or name in NDARRAY_SKIPS or not callable(getattr(np.ndarray, name)):
+            continue
+        code = next((c for form in NDARRAY_FORMS if _try(c := f"x.numpy().{name}({form})")[0]), None)
+        if code is not None:
+            found.append((f"numpy.ndarray.{name}", code))
+    return found
+
+
+# Array methods not probed, and why.
+NDARRAY_SKIPS = {"tofile": "writes a file", "dump": "writes a file", "setflags": "changes the array's flags in place",
+                 "resize": "reallocates the array in place"}
+
+
 def python_probes(catalogue: Catalogue) -> None:
     for code, args in BUILTIN_CALLS:
         catalogue.probes.append(expression_probe(f"builtins.{_key_of(code)}", "builtin", code, args=args))
+    for key, code in ndarray_method_calls():
+        catalogue.probes.append(expression_probe(key, "numpy", code, args="tensor"))
     for category, calls in (("stdlib", STDLIB_CALLS), ("numpy", NUMPY_CALLS), ("thirdparty", THIRDPARTY_CALLS)):
         for code, args in calls:
             catalogue.probes.append(expression_probe(_module_key(code), category, code, args=args))

@@ -64,11 +64,19 @@ def _decorator_line(src: SourceModule, function: cst.FunctionDef) -> int:
 
 
 def _numeric(src: SourceModule, function: cst.FunctionDef) -> bool:
+    """The helper reads tensor data into Python and returns something, none of it written as a
+    Python value (a custom op returns tensors: `return [len(r) for r in rows]` cannot be one)."""
     pulls = src.nodes_in(src.span(function), lambda n: isinstance(n, cst.Call) and (
         isinstance(n.func, cst.Attribute) and n.func.attr.value in _TO_PYTHON
         or call_name(src, n) in ("float", "int")))
     returns = src.nodes_in(src.span(function), lambda n: isinstance(n, cst.Return) and n.value is not None)
-    return bool(pulls) and bool(returns)
+    return bool(pulls) and bool(returns) and not any(
+        isinstance(r, cst.Return) and isinstance(r.value, _PYTHON_VALUES) for r in returns)
+
+
+# Expressions that make a Python value, not a tensor.
+_PYTHON_VALUES = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+                  cst.BaseString, cst.Integer, cst.Float, cst.Comparison)
 
 
 def _annotation(param: cst.Param, torch: str) -> str | None:

@@ -141,6 +141,16 @@ def probed_break(qualified: str, given_arguments: bool | None = None) -> tuple[s
 
 
 @functools.lru_cache(maxsize=256)
+def ndarray_method_break(name: str) -> tuple[str, ...]:
+    """The GB ids TorchDynamo broke with on a NumPy array's method that a tensor does not have
+    (`a.tobytes()`), by the catalogue; () when it traced it or it was not probed."""
+    for entry in catalogue.entries(f"numpy.ndarray.{name}"):
+        if entry.category == "numpy" and entry.status == "ok" and entry.breaks and entry.gb_ids:
+            return entry.gb_ids
+    return ()
+
+
+@functools.lru_cache(maxsize=256)
 def generator_break(qualified: str) -> tuple[str, ...]:
     """The GB ids TorchDynamo broke with on a standard-library or builtin call given a generator
     expression (`math.prod(s for s in shape)`: C code consumes it where TorchDynamo cannot follow),

@@ -4,6 +4,7 @@ from breakscan.lint import catalogue
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.untraceable import (
     generator_break,
+    ndarray_method_break,
     on_skip_list,
     probed_break,
     untraceable_gb_id,
@@ -14,7 +15,7 @@ from breakscan.lint.semantics.untraceable import (
 class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
-    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055", "GB0134", "GB8335")
+    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055", "GB0134", "GB8335", "GB0158")
     message = "this call (standard library, NumPy, a builtin, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
@@ -40,6 +41,7 @@ class UntraceableStdlibCall(Rule):
     | NumPy functions `torch._numpy` has no counterpart for (`np.interp`, `np.nanmean`, `np.isin`, `np.digitize`, `np.random.beta`...; the list is read from the installed torch into the catalogue) | GB0294 |
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
+    | a NumPy array's method that a tensor does not have and `torch._numpy` does not model (`a.tobytes()`; the catalogue's `numpy.ndarray.*` probes) | GB0158 |
 
     A SciPy call, whatever it is given: TorchDynamo does not skip SciPy, traces into its Python
     code (array-API dispatch, wrappers of compiled ufuncs) and breaks there; every SciPy call the
@@ -199,6 +201,17 @@ class UntraceableStdlibCall(Rule):
                 smooth = torch.as_tensor(ndimage.gaussian_filter(x.numpy(), 1.0))  # break
                 return smooth * float(special.gammaln(3.0))  # break
         """),
+        Example("""
+            import torch
+
+            def byte_length(ids):
+                rows = ids.clamp(0, 255).numpy().astype("uint8")
+                return [len(row.tobytes()) for row in rows]  # break
+
+            @torch.compile(backend="eager")
+            def fn(x):
+                return x * len(byte_length((x * 100).long()))
+        """),
     )
     valid = (
         Example("""
@@ -250,6 +263,12 @@ class UntraceableStdlibCall(Rule):
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and ctx.dynamo.enabled("trace_numpy") and ctx.is_known_tensor(func.value) and (
+                ndarray_method_break(func.attr.value)):
+            ctx.report(self, node, f"`.{func.attr.value}()` of a NumPy array (a tensor has no such method) cannot be "
+                                   "traced by TorchDynamo: the graph breaks here")
+            return
         qualified = ctx.qualname(node.func)
         if qualified is not None and qualified.startswith("numpy.") and ctx.dynamo.enabled("trace_numpy"):
             dtype = ctx.numpy_object_dtype(node)
