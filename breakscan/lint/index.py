@@ -294,6 +294,9 @@ class ModuleIndex:
     assignments: dict[str, str] = field(default_factory=dict)
     # Of those, the call itself (what a record class is built with: `EULER = Tableau(alpha=...)`).
     global_calls: dict[str, cst.Call] = field(default_factory=dict)
+    # Module-level flags whose value the code writes out, assigned once: `DEBUG = True`, or an
+    # environment switch at its default (`os.environ.get("DEBUG_SHAPES", "1") == "1"`: on).
+    global_flags: dict[str, bool] = field(default_factory=dict)
     # `torch._dynamo.config` settings the module makes (assignments and set mutations, anywhere in it).
     dynamo: DynamoSettings = NO_SETTINGS
     # Qualified names passed to `torch.compile(..., fullgraph=True)`.
@@ -388,6 +391,8 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
         index.compiled_refs.update(_declared_targets(index, module))
     if "global " in text:
         index.runtime_globals = _runtime_globals(module)
+        for name in _declared_globals(module):  # a function may switch it: not what is written out
+            index.global_flags.pop(name, None)
     return index
 
 
@@ -1087,6 +1092,22 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
                 _index_statement(index, inner, top)
 
 
+def _written_flag(index: ModuleIndex, value: cst.BaseExpression | None) -> bool | None:
+    """`True`/`False`; `os.environ.get("X", "1") == "1"` (or `os.getenv`, `!=`) at the default it
+    writes out; None for anything else."""
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    if not (isinstance(value, cst.Comparison) and len(value.comparisons) == 1 and isinstance(value.left, cst.Call)
+            and isinstance(value.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+        return None
+    call, compared = value.left, value.comparisons[0].comparator
+    if index.qualify(dotted_name(call.func)) not in ("os.environ.get", "os.getenv") or len(call.args) != 2 or not (
+            isinstance(call.args[1].value, cst.SimpleString) and isinstance(compared, cst.SimpleString)):
+        return None
+    same = call.args[1].value.evaluated_value == compared.evaluated_value
+    return same if isinstance(value.comparisons[0].operator, cst.Equal) else not same
+
+
 def _table_entries(index: ModuleIndex, table: cst.Dict) -> list[str | None]:
     """The qualified names a module-level dict maps its keys to, through nested dicts and
     `functools.partial(f, ...)` (which runs `f`); None for any other value."""
@@ -1130,6 +1151,11 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             index.assignments.pop(target.value, None)
         else:
             index.imports.pop(target.value, None)  # rebound: no longer what was imported
+            flag = _written_flag(index, node.value) if len(targets) == 1 and target.value not in index.assignments else None
+            if flag is None:
+                index.global_flags.pop(target.value, None)
+            else:
+                index.global_flags[target.value] = flag
             index.assignments[target.value] = called
             index.global_calls.pop(target.value, None)
             if called and isinstance(built, cst.Call) and len(targets) == 1:

@@ -1657,7 +1657,8 @@ class RegionWalker(cst.CSTVisitor):
 
     def compile_time_truth(self, test: cst.BaseExpression) -> bool | None:
         """True/False when the test's value under TorchDynamo is known (`is_compiling()` guards, a literal
-        `True`/`False`, `TYPE_CHECKING`): only that branch is traced."""
+        `True`/`False`, `TYPE_CHECKING`, a module-level flag the code writes out and no function
+        switches): only that branch is traced."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.compile_time_truth(test.expression)
             return None if inner is None else not inner
@@ -1668,6 +1669,9 @@ class RegionWalker(cst.CSTVisitor):
             return True if True in (left, right) else (False if left is False and right is False else None)
         if isinstance(test, cst.Name) and test.value in ("True", "False"):
             return test.value == "True"
+        if isinstance(test, cst.Name) and test.value not in self.bindings and test.value in (
+                self.function.module.global_flags):
+            return self.function.module.global_flags[test.value]  # `DEBUG = False` at module level
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._comparison_truth(test.left, test.comparisons[0])
         if self.qualname(test) == "typing.TYPE_CHECKING":

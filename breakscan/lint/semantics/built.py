@@ -1,6 +1,7 @@
 """What an attribute chain holds as the objects are built, where the code writes it out: a flag
 (`self.cfg.verbose`) is the literal `__init__` stores, the default of the parameter it stores,
-a keyword of the config object's constructor call, or the default of that class's field."""
+a keyword of the config object's constructor call, or the default of that class's field; a
+module-level flag (`DEBUG = True`, an environment switch at its default) is what it is set to."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ def _built(ctx, node: cst.BaseExpression, module: ModuleIndex, given: dict[str, 
             return _built(ctx, given[node.value], module, {}, None, depth - 1)
         if node.value in ("True", "False"):
             return node
+        if node.value in module.global_flags:  # `DEBUG = True`
+            return cst.Name("True" if module.global_flags[node.value] else "False")
         return module.global_calls.get(node.value)  # `CFG = SimpleNamespace(debug=True)`
     if not isinstance(node, cst.Attribute):
         return None

@@ -19,7 +19,8 @@ class PrintCall(Rule):
     breaks as much as `print(x)`). Calls under an `if self.verbose:` / `if debug:` flag are left
     alone: with the flag off, TorchDynamo never traces them; unless the code that builds the
     objects writes the flag out as on (`verbose: bool = True` in a config dataclass,
-    `SimpleNamespace(debug=True)`, a `verbose=True` default that `__init__` stores).
+    `SimpleNamespace(debug=True)`, a `verbose=True` default that `__init__` stores, a module-level
+    `DEBUG = True`, or an environment switch whose default is on).
 
     ## Why is this bad?
     TorchDynamo cannot put a side effect on stdout into a graph. By default it ends the graph at
@@ -133,6 +134,19 @@ class PrintCall(Rule):
                             print("step", i)  # break
                     return x
         """, entry="Sampler()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import os
+            import torch
+
+            DEBUG_SHAPES = os.environ.get("DEBUG_SHAPES", "1") == "1"  # on unless the environment says otherwise
+
+            @torch.compile(backend="eager")
+            def fn(x):
+                y = x * 2
+                if DEBUG_SHAPES:
+                    print("y", tuple(y.shape))  # break
+                return y + 1
+        """),
     )
     valid = (
         Example("""
@@ -181,6 +195,22 @@ class PrintCall(Rule):
                         print("hidden", h.shape)
                     return h.relu()
         """, entry="Model()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import os
+            import torch
+
+            DEBUG_SHAPES = os.environ.get("DEBUG_SHAPES", "0") == "1"  # off unless the environment turns it on
+            TRACE = False
+
+            @torch.compile(backend="eager")
+            def fn(x):
+                y = x * 2
+                if DEBUG_SHAPES:
+                    print("y", tuple(y.shape))
+                if TRACE:  # a module flag written out as off: TorchDynamo never takes the branch
+                    print("traced")
+                return y + 1
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
