@@ -223,12 +223,19 @@ class Project:
             built |= classes
         return frozenset(built)
 
+    def constructions(self, info: ClassInfo) -> list[tuple[FunctionInfo, cst.Call]]:
+        """The calls building the class in its own module, each with the function (or method)
+        making it."""
+        return self._constructions_in(info.module).get(f"{info.module.name}.{info.name}", [])
+
     def _constructions_in(self, module: ModuleIndex) -> dict[str, list[tuple[FunctionInfo, cst.Call]]]:
-        """The calls in the module's functions, by the qualified name they call: read once per module."""
+        """The calls in the module's functions and methods, by the qualified name they call: read
+        once per module."""
         known = self._constructions.get(id(module))
         if known is None:
             calls: dict[str, list[tuple[FunctionInfo, cst.Call]]] = {}
-            for function in module.functions.values():
+            functions = [*module.functions.values(), *(m for c in module.classes.values() for m in c.methods.values())]
+            for function in functions:
                 for call in find_nodes(function.node.body, (cst.Call,)):
                     assert isinstance(call, cst.Call)
                     called = module.qualify(dotted_name(call.func))

@@ -435,6 +435,10 @@ class RegionContext:
         """The class and its scanned bases."""
         return self._walker.project.class_lineage(info)
 
+    def constructions(self, info: ClassInfo) -> list[tuple[FunctionInfo, cst.Call]]:
+        """The calls building the class in its own module, each with the function making it."""
+        return self._walker.project.constructions(info)
+
     def method_of(self, info: ClassInfo, name: str) -> FunctionInfo | None:
         """The method `name` the class has or inherits from a scanned base."""
         project = self._walker.project

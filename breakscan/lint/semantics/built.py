@@ -41,7 +41,7 @@ def _built(ctx, node: cst.BaseExpression, module: ModuleIndex, given: dict[str, 
     if not isinstance(node, cst.Attribute):
         return None
     if isinstance(node.value, cst.Name) and node.value.value == "self":
-        return _stored(ctx, cls, node.attr.value, {}, depth - 1) if cls is not None else None
+        return _stored(ctx, cls, node.attr.value, None, depth - 1) if cls is not None else None
     holder = _built(ctx, node.value, module, given, cls, depth - 1)
     if isinstance(holder, cst.Call):
         return _field(ctx, holder, node.attr.value, module, depth - 1)
@@ -65,10 +65,11 @@ def _field(ctx, call: cst.Call, name: str, module: ModuleIndex, depth: int) -> c
     return _stored(ctx, info, name, passed, depth)
 
 
-def _stored(ctx, info: ClassInfo, name: str, passed: dict[str, cst.BaseExpression],
+def _stored(ctx, info: ClassInfo, name: str, passed: dict[str, cst.BaseExpression] | None,
             depth: int) -> cst.BaseExpression | None:
-    """What an instance of the class holds as `name` once built, given the constructor keywords:
-    what `__init__` stores last (its own statements, not in a block), else the class's default."""
+    """What an instance of the class holds as `name` once built, given the constructor keywords
+    (None: not known which construction built it): what `__init__` stores last (its own
+    statements, not in a block), else the class's default."""
     for known in ctx.class_lineage(info):
         init = known.methods.get("__init__")
         stores = [small.value for statement in init.node.body.body if isinstance(statement, cst.SimpleStatementLine)
@@ -77,11 +78,40 @@ def _stored(ctx, info: ClassInfo, name: str, passed: dict[str, cst.BaseExpressio
         if stores:
             params = init.node.params
             defaults = {p.name.value: p.default for p in (*params.params, *params.kwonly_params) if p.default is not None}
-            return _built(ctx, stores[-1], init.module, {**defaults, **passed}, info, depth - 1)
+            store = stores[-1]
+            if passed is None and isinstance(store, cst.Name):  # built where? every construction must agree
+                agreed = _constructed_with(ctx, known, init.node, store.value, depth - 1)
+                if agreed is not None:
+                    return agreed
+            return _built(ctx, store, init.module, {**defaults, **(passed or {})}, info, depth - 1)
         for statement in known.node.body.body:  # a dataclass field, or a class attribute, with its default
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if isinstance(small, (cst.AnnAssign, cst.Assign)):
                 targets = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
                 if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-                    return passed.get(name, small.value) if known.record else small.value
+                    return (passed or {}).get(name, small.value) if known.record else small.value
     return None
+
+
+def _constructed_with(ctx, info: ClassInfo, init: cst.FunctionDef, param: str, depth: int) -> cst.BaseExpression | None:
+    """`True`/`False` when every call building the class in its module passes `param` a value
+    written out as that (`ConvStage(a, b, cfg.verbose)` with `cfg` a config whose `verbose` is
+    True); None when one passes something else, or none builds it there."""
+    positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]  # after `self`
+    position = positional.index(param) if param in positional else None
+    found: set[str] = set()
+    for function, call in ctx.constructions(info):
+        if any(a.star for a in call.args):
+            return None
+        given = next((a.value for index, a in enumerate(call.args) if (a.keyword is None and index == position) or (
+            a.keyword is not None and a.keyword.value == param)), None)
+        if given is None:
+            return None  # its default: see the caller
+        params = function.node.params
+        defaults = {p.name.value: p.default for p in (*params.params, *params.kwonly_params) if p.default is not None}
+        owner = ctx.find_class(f"{function.module.name}.{function.class_name}") if function.class_name else None
+        value = _built(ctx, given, function.module, defaults, owner, depth)
+        if not (isinstance(value, cst.Name) and value.value in ("True", "False")):
+            return None
+        found.add(value.value)
+    return cst.Name(found.pop()) if len(found) == 1 else None

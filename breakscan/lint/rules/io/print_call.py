@@ -147,6 +147,34 @@ class PrintCall(Rule):
                     print("y", tuple(y.shape))  # break
                 return y + 1
         """),
+        Example("""
+            import torch
+            from types import SimpleNamespace
+            from torch import nn
+
+            CONFIG = SimpleNamespace(channels=(3, 8, 16), verbose=True)
+
+            class Stage(nn.Module):
+                def __init__(self, cin, cout, verbose=False):
+                    super().__init__()
+                    self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+                    self.verbose = verbose
+
+                def forward(self, x):
+                    y = self.conv(x).relu()
+                    if self.verbose:  # every construction passes the config's verbose, which is on
+                        print(tuple(x.shape), "->", tuple(y.shape))  # break
+                    return y
+
+            class Backbone(nn.Module):
+                def __init__(self, cfg=CONFIG):
+                    super().__init__()
+                    ch = cfg.channels
+                    self.stages = nn.Sequential(*[Stage(a, b, cfg.verbose) for a, b in zip(ch[:-1], ch[1:])])
+
+                def forward(self, x):
+                    return self.stages(x).mean((2, 3))
+        """, entry="Backbone()", inputs="torch.randn(1, 3, 8, 8)"),
     )
     valid = (
         Example("""
