@@ -296,8 +296,6 @@ MAX_FORMS = 3
 # Tensor methods not probed, and why (they are covered elsewhere or cannot be called simply).
 METHOD_SKIPS = {
     "set_": "replaces the tensor's storage: not a model-code operation",
-    "resize_": "changes the storage size in place: not a model-code operation",
-    "resize_as_": "changes the storage size in place: not a model-code operation",
     "share_memory_": "moves the storage to shared memory: a data-loading operation",
     "apply_": "takes a Python callable applied per element (CPU only)",
     "map_": "takes a Python callable applied per element (CPU only)",
@@ -454,6 +452,9 @@ TORCH_CALLS = [
     "torch.are_deterministic_algorithms_enabled()", "torch.typename(x)", "torch.is_nonzero(s)",
     "torch.nn.Parameter(x)", "torch.nn.Linear(4, 4)", "torch.nn.init.normal_(x)",
     "torch.nn.init.xavier_uniform_(x)", "torch.distributions.Normal(x, 1.0).sample()",
+    "torch.distributions.Normal(x, 1.0, validate_args=True)", "torch.distributions.Dirichlet(x + 0.1)",
+    "torch.distributions.Dirichlet(x + 0.1, validate_args=True)", "torch.distributions.Categorical(probs=x)",
+    "torch.distributions.Categorical(probs=x, validate_args=True)",
     "torch.distributions.kl_divergence(torch.distributions.Normal(x, 1.0), torch.distributions.Normal(y, 1.0))",
     "torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False)", "torch.vmap(torch.sin)(x)",
     "torch.func.grad(lambda t: t.sin().sum())(x)", "torch.cond(s > 1, torch.sin, torch.cos, (x,))",

@@ -1519,7 +1519,7 @@ class RegionWalker(cst.CSTVisitor):
     def implicit_methods(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> list[FunctionInfo]:
         """The methods of the first of `names` the classes of the object `operand` gives have."""
         instance = self.value(operand)
-        if not isinstance(instance, v.ModuleValue) or not isinstance(operand, (cst.Call, cst.Attribute)):
+        if not isinstance(instance, v.ModuleValue) or not isinstance(operand, (cst.Call, cst.Attribute, cst.Name)):
             return []
         for name in names:
             methods = self.project.methods_of(instance, name)

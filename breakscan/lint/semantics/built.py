@@ -10,7 +10,7 @@ import libcst as cst
 from breakscan.lint.index import ClassInfo, ModuleIndex
 from breakscan.lint.names import dotted_name
 
-_DEPTH = 6  # attribute chains, stores and constructor calls followed
+_DEPTH = 12  # attribute chains, stores, constructions and constructor calls followed
 
 
 def built_truth(ctx, expression: cst.BaseExpression) -> bool | None:
@@ -33,11 +33,16 @@ def _built(ctx, node: cst.BaseExpression, module: ModuleIndex, given: dict[str, 
     if isinstance(node, cst.Name):
         if node.value in given:  # what the parameter was passed, or its default: resolved as written
             return _built(ctx, given[node.value], module, {}, None, depth - 1)
-        if node.value in ("True", "False"):
+        if node.value in ("True", "False", "None"):
             return node
         if node.value in module.global_flags:  # `DEBUG = True`
             return cst.Name("True" if module.global_flags[node.value] else "False")
         return module.global_calls.get(node.value)  # `CFG = SimpleNamespace(debug=True)`
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):  # `cfg or Config()`
+        left = _built(ctx, node.left, module, given, cls, depth - 1)
+        if isinstance(left, cst.Name) and left.value in ("None", "False"):
+            return _built(ctx, node.right, module, given, cls, depth - 1)
+        return left if isinstance(left, cst.Name) and left.value == "True" else None
     if not isinstance(node, cst.Attribute):
         return None
     if isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -94,12 +99,13 @@ def _stored(ctx, info: ClassInfo, name: str, passed: dict[str, cst.BaseExpressio
 
 
 def _constructed_with(ctx, info: ClassInfo, init: cst.FunctionDef, param: str, depth: int) -> cst.BaseExpression | None:
-    """`True`/`False` when every call building the class in its module passes `param` a value
-    written out as that (`ConvStage(a, b, cfg.verbose)` with `cfg` a config whose `verbose` is
-    True); None when one passes something else, or none builds it there."""
+    """What every call building the class in its module passes `param`, written out the same way
+    (`ConvStage(a, b, cfg.verbose)` with `cfg` a config whose `verbose` is True: `True`;
+    `LossTracker(self.cfg)`: the config's constructor call); None when they differ, one passes
+    what cannot be told, or none builds it there."""
     positional = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]  # after `self`
     position = positional.index(param) if param in positional else None
-    found: set[str] = set()
+    found: dict[str, cst.BaseExpression] = {}
     for function, call in ctx.constructions(info):
         if any(a.star for a in call.args):
             return None
@@ -111,7 +117,7 @@ def _constructed_with(ctx, info: ClassInfo, init: cst.FunctionDef, param: str, d
         defaults = {p.name.value: p.default for p in (*params.params, *params.kwonly_params) if p.default is not None}
         owner = ctx.find_class(f"{function.module.name}.{function.class_name}") if function.class_name else None
         value = _built(ctx, given, function.module, defaults, owner, depth)
-        if not (isinstance(value, cst.Name) and value.value in ("True", "False")):
+        if value is None:
             return None
-        found.add(value.value)
-    return cst.Name(found.pop()) if len(found) == 1 else None
+        found[ctx.code(value)] = value
+    return next(iter(found.values())) if len(found) == 1 else None

@@ -276,6 +276,11 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
             return probes[0], next(a for a, kind in zip(arguments, kinds) if not v.is_plain(kind))
         return None
     for entry in probes:
+        given_flags = [(_keyword_given(node, name), value) for name, value in _flag_keywords(entry)]
+        if any(given is not None and not isinstance(given, cst.BaseExpression) and given != value
+               or given is None for given, value in given_flags):
+            continue  # probed with a flag (`validate_args=True`) this call does not pass so
+        unknown_flag = next((given for given, _ in given_flags if isinstance(given, cst.BaseExpression)), None)
         slots = _number_slots(entry)
         if slots is not None:  # it broke on a 0-d tensor put where a number goes: is one put there here?
             if not _tensor_at(node, slots, ctx):
@@ -284,7 +289,7 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
               and not set(entry.gb_ids) <= _WHATEVER_GIVEN):
             continue
         if entry.breaks and entry.gb_ids and not _captured_under(qualified, ctx):
-            return entry, None
+            return entry, unknown_flag  # a flag passed as a value the analysis cannot read: a warning
     return None
 
 
@@ -358,6 +363,24 @@ def _own_break(entry: catalogue.Entry) -> bool:
 
 
 @functools.cache  # asked for every call of every probed function
+@functools.cache  # asked for every call of every probed function
+def _flag_keywords(entry: catalogue.Entry) -> tuple[tuple[str, bool], ...]:
+    """The bool keywords a probe passes (`validate_args=True`): what it broke on may be their
+    doing, so only a call passing the same matches it."""
+    expression = ast.parse(entry.call, mode="eval").body
+    if not isinstance(expression, ast.Call):
+        return ()
+    return tuple((k.arg, k.value.value) for k in expression.keywords
+                 if k.arg is not None and isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool))
+
+
+def _keyword_given(call: cst.Call, name: str) -> bool | cst.BaseExpression | None:
+    """The literal `True`/`False` a call passes as keyword `name`, or the expression it passes
+    instead (`validate_args=validate`); None when it passes none."""
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    return given.value == "True" if isinstance(given, cst.Name) and given.value in ("True", "False") else given
+
+
 def _probe_arguments(entry: catalogue.Entry) -> str:
     """What the probe gave the call: "none", "python" when every argument is a literal or a dotted
     constant (`torch.float32`), "objects" when each is an object a torch class builds

@@ -24,7 +24,8 @@ class InputMetadataMutation(Rule):
     docs = """
     ## What it does
     Flags the in-place methods that change a tensor's metadata (`t_`, `transpose_`, `swapaxes_`,
-    `swapdims_`, `squeeze_`, `unsqueeze_`, `detach_`: those the catalogue's probes saw break) when
+    `swapdims_`, `squeeze_`, `unsqueeze_`, `detach_`, `resize_`, `resize_as_`: those the catalogue's
+    probes saw break) when
     they are called on a tensor the compiled function receives: a parameter of the function that
     has not been rebound (a warning: it is an input when the function is the compiled one or is
     given one), a parameter or buffer of the module (`self.mask.unsqueeze_(0)`, an error), or
@@ -95,6 +96,25 @@ class InputMetadataMutation(Rule):
                 Neuron.detach_all()
                 return x + 1
         """, inputs="torch.randn(4)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Voxels(nn.Module):
+                def __init__(self, channels=2):
+                    super().__init__()
+                    self.channels = channels
+                    self.register_buffer("scratch", torch.zeros(0), persistent=False)
+
+                def _workspace(self, batch):
+                    n = batch * self.channels * 8
+                    if self.scratch.numel() != n:
+                        self.scratch.resize_(n)  # break
+                    return self.scratch.zero_().view(batch, self.channels, -1)
+
+                def forward(self, x):
+                    return self._workspace(x.shape[0]) + x.mean()
+        """, entry="Voxels()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""

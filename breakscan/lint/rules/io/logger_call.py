@@ -108,6 +108,40 @@ class LoggerCall(Rule):
                     logging.getLogger().info("large batch")  # break
                 return y + 1
         """),
+        Example("""
+            import logging
+            from dataclasses import dataclass
+
+            import torch
+            from torch import nn
+
+            logger = logging.getLogger("vae")
+
+            @dataclass
+            class Config:
+                latent: int = 4
+                verbose: bool = True
+
+            class Tracker:
+                def __init__(self, cfg):
+                    self.cfg = cfg
+
+                def report(self, loss):
+                    if self.cfg.verbose:  # the config the model builds, where it is on
+                        logger.info("loss=%.4f", loss)  # break
+
+            class VAE(nn.Module):
+                def __init__(self, cfg: Config = None):
+                    super().__init__()
+                    self.cfg = cfg or Config()
+                    self.fc = nn.Linear(self.cfg.latent, self.cfg.latent)
+                    self.tracker = Tracker(self.cfg)
+
+                def forward(self, x):
+                    loss = self.fc(x).pow(2).mean()
+                    self.tracker.report(loss)
+                    return loss
+        """, entry="VAE()", inputs="torch.randn(2, 4)"),
     )
     valid = (
         Example("""

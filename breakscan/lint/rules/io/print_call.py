@@ -90,6 +90,30 @@ class PrintCall(Rule):
         """, entry="Cell()", inputs="torch.randn(2, 8)"),
         Example("""
             import torch
+            from torch import nn
+
+            class Gate:
+                def __init__(self, steps):
+                    self.steps = steps
+
+                def __bool__(self):
+                    print("gate steps:", self.steps)  # break
+                    return self.steps > 0
+
+            class Cell(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    h = self.proj(x)
+                    gate = Gate(3)
+                    if gate:  # a local object: `Gate.__bool__` runs
+                        h = h * 0.5
+                    return h
+        """, entry="Cell()", inputs="torch.randn(2, 8)"),
+        Example("""
+            import torch
 
             @torch.compile
             def fn(x):

@@ -27,7 +27,9 @@ class UntraceableTorchCall(Rule):
     TorchDynamo skips (GB0008).
     Calls given objects are matched to probes given objects of torch classes:
     `kl_divergence(q, prior)` of two distributions breaks in its dispatch (the first time a pair of
-    distribution types is seen, which is the compiled call's, GB0059).
+    distribution types is seen, which is the compiled call's, GB0059). A probe given a flag
+    (`Dirichlet(alpha, validate_args=True)`: the validation breaks, GB0007) matches only calls
+    passing the same flag (a warning where the value passed cannot be read).
     A call the catalogue saw break only because a 0-d tensor was given where the op takes a
     Python number (`F.dropout(x, p)`, `eps=`, `momentum=`, `scaled_dot_product_attention(...,
     scale=)`) is flagged only where a tensor is given there.
@@ -193,6 +195,16 @@ class UntraceableTorchCall(Rule):
                     y = self.act_fq(self.fc(x).relu())  # break
                     return y * 2
         """, entry="QATBlock()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import torch
+            from torch.distributions import Dirichlet
+
+            @torch.compile(backend="eager")
+            def fn(logits):
+                alpha = torch.nn.functional.softplus(logits) + 1.0
+                belief = Dirichlet(alpha, validate_args=True)  # break
+                return belief.mean
+        """, inputs="torch.randn(2, 3)"),
     )
     valid = (
         Example("""
@@ -230,6 +242,15 @@ class UntraceableTorchCall(Rule):
             def fn(x):
                 return x * 2
         """),
+        Example("""
+            import torch
+            from torch.distributions import Dirichlet
+
+            @torch.compile(backend="eager")
+            def fn(logits):
+                alpha = torch.nn.functional.softplus(logits) + 1.0
+                return Dirichlet(alpha).mean  # validated only when asked: traced
+        """, inputs="torch.randn(2, 3)"),
     )
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -243,4 +264,9 @@ class UntraceableTorchCall(Rule):
         if probed is not None:
             entry, unknown = probed
             how = f"probed as `{entry.call}` under torch {catalogue.torch_version()}: {', '.join(entry.gb_ids)}"
-            ctx.report(self, node, f"{self.message} ({how})", unknown=unknown)
+            flag = next((a.keyword.value for a in node.args if a.keyword is not None and a.value is unknown), None)
+            if flag is not None:  # the probe broke with a flag this call passes as a value the analysis cannot read
+                ctx.report(self, node, f"{self.message} ({how}), when `{ctx.code(unknown)}` (its `{flag}`) is that "
+                                       "value: breakscan cannot tell", unknown=None, severity="warning")
+            else:
+                ctx.report(self, node, f"{self.message} ({how})", unknown=unknown)
