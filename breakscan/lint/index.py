@@ -611,13 +611,24 @@ class _HelpersInlined(ast.NodeTransformer):
         arguments = defined.args
         if (len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None
                 or arguments.vararg or arguments.kwarg or arguments.posonlyargs or len(call.args) > len(arguments.args)
-                or any(isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)) for n in ast.walk(body[0]))):
+                or _binds_any(body[0], {a.arg for a in (*arguments.args, *arguments.kwonlyargs)})):
             return None  # names the substitution could not tell apart
         positional = [a.arg for a in arguments.args]
         defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
         parameters = dict(zip(positional, defaults)) | {
             a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)}
         return body[0].value, parameters
+
+
+def _binds_any(node: ast.AST, names: set[str]) -> bool:
+    """Whether a lambda, comprehension or `:=` in the node binds one of the names."""
+    for inner in ast.walk(node):
+        bound = [a.arg for a in (*inner.args.args, *inner.args.kwonlyargs)] if isinstance(inner, ast.Lambda) else [
+            n.id for n in ast.walk(inner.target) if isinstance(n, ast.Name)] if isinstance(
+            inner, (ast.comprehension, ast.NamedExpr)) else []
+        if names.intersection(bound):
+            return True
+    return False
 
 
 class _Substituted(ast.NodeTransformer):

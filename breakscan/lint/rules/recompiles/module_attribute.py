@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.built import built_truth
 from breakscan.lint.semantics.state import held_attribute, persistent_attribute
 from breakscan.lint.semantics.steps import step_methods
 from breakscan.lint.traverse import find_nodes, subtree_ids
@@ -766,39 +767,20 @@ def _set_between_calls(ctx) -> dict[str, str]:
 
 
 def _off_by_default(ctx) -> bool:
-    """Whether a branch around here is one the object does not take as its class builds it by
-    default: `if self.cached:` where `__init__` stores False there, or a parameter defaulting to
-    False (`cached: bool = False`); `if not self.x:` the other way round."""
+    """Whether a branch around here is one the object does not take as the code builds it: `if
+    self.cached:` where `__init__` stores False there, or a parameter defaulting to False
+    (`cached: bool = False`) that no construction sets otherwise; `if not self.x:` the other way
+    round (semantics.built)."""
     for branch in ctx.conditions:
         test = branch.test
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
         flag = test.expression if negated else test
         if not (isinstance(flag, cst.Attribute) and isinstance(flag.value, cst.Name) and flag.value.value == "self"):
             continue
-        default = _default_flag(flag.attr.value, ctx)
+        default = built_truth(ctx, flag)
         if default is not None and (default != negated) != branch.when:
             return True
     return False
-
-
-def _default_flag(attribute: str, ctx) -> bool | None:
-    """The bool `__init__` leaves in `self.<attribute>` when the object is built with defaults:
-    a literal it stores, or the default of the parameter it stores; None when not known."""
-    function = ctx.function
-    info = ctx.find_class(f"{function.module.name}.{function.class_name}") if function.class_name else None
-    init = ctx.method_of(info, "__init__") if info is not None else None
-    if info is None or init is None:
-        return None
-    store = ctx.memoised(_assigned_attributes, init.node).get(attribute)
-    if store in ("True", "False"):
-        return store == "True"
-    name = info.attr_params.get(attribute)
-    params = init.node.params
-    param = next((p for p in (*params.params, *params.kwonly_params) if p.name.value == name), None)
-    default = param.default if param is not None else None
-    if isinstance(default, cst.Name) and default.value in ("True", "False"):
-        return default.value == "True"
-    return None
 
 
 def _built_flag(method, attribute: str, ctx) -> str | None:

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from breakscan.lint.rule import Example, FunctionRule
-from breakscan.lint.semantics.steps import step_methods
+from breakscan.lint.semantics.steps import step_code
 from breakscan.lint.traverse import find_nodes
 
 
@@ -18,9 +18,9 @@ class RequiresGradToggled(FunctionRule):
     docs = """
     ## What it does
     Flags a compiled module's `forward` when a step that `BREAKSCAN_TARGETS` declares between its
-    calls (`"[x, lambda m: m.freeze_backbone(False), x]"`, read, never run) calls a method that
-    sets `requires_grad` on parameters (`p.requires_grad_(flag)`, `p.requires_grad = flag`), on
-    the module or on a submodule. Reported where TorchDynamo reports the recompile: the compiled
+    calls (`"[x, lambda m: m.freeze_backbone(False), x]"`, `"[x, freeze_backbone, x]"`; read, never
+    run) sets `requires_grad` on parameters (`p.requires_grad_(flag)`, `p.requires_grad = flag`),
+    itself, in a function of the module it calls, or in a method of the module or a submodule. Reported where TorchDynamo reports the recompile: the compiled
     function's first line.
 
     ## Why is this bad?
@@ -65,6 +65,25 @@ class RequiresGradToggled(FunctionRule):
             }
         """, entry="FineTuner().freeze_backbone(True)",
             inputs="[torch.ones(2, 8), lambda m: m.freeze_backbone(False), torch.ones(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class AdapterNet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.backbone = nn.Linear(8, 8)
+                    self.adapter = nn.Linear(8, 8)
+
+                def forward(self, x):  # recompile
+                    return self.adapter(self.backbone(x).relu())
+
+            def freeze_backbone(model):
+                for name, p in model.named_parameters():
+                    p.requires_grad_(name.startswith("adapter"))
+
+            BREAKSCAN_TARGETS = {"AdapterNet()": "[torch.ones(2, 8), freeze_backbone, torch.ones(2, 8)]"}
+        """, entry="AdapterNet()", inputs="[torch.ones(2, 8), freeze_backbone, torch.ones(2, 8)]"),
     )
     valid = (
         Example("""
@@ -91,18 +110,20 @@ class RequiresGradToggled(FunctionRule):
     def check_function(self, ctx) -> None:
         if not ctx.is_root or ctx.function.node.name.value != "forward":
             return
-        for called in step_methods(ctx):
-            if called.entry == ctx.function.class_name and ctx.memoised(_sets_requires_grad, called.method.node):
-                ctx.report(self, ctx.function_start, f"`{called.step}`, a step BREAKSCAN_TARGETS declares between "
-                                                       "calls, changes `requires_grad` of parameters: TorchDynamo "
-                                                       "guards on it for every parameter, so the call after the step "
-                                                       "recompiles")
+        if ctx.function.class_name is None:
+            return
+        for code in step_code(ctx, ctx.function.class_name):
+            if ctx.memoised(_sets_requires_grad, code.node):
+                ctx.report(self, ctx.function_start, f"`{code.step}`, a step BREAKSCAN_TARGETS declares between "
+                                                     "calls, changes `requires_grad` of parameters: TorchDynamo "
+                                                     "guards on it for every parameter, so the call after the step "
+                                                     "recompiles")
                 return
 
 
-def _sets_requires_grad(method: cst.FunctionDef) -> bool:
-    """`p.requires_grad_(flag)` or `p.requires_grad = flag` in the method."""
-    for node in find_nodes(method.body, (cst.Call, cst.Assign)):
+def _sets_requires_grad(code: cst.CSTNode) -> bool:
+    """`p.requires_grad_(flag)` or `p.requires_grad = flag` in the step's code."""
+    for node in find_nodes(code, (cst.Call, cst.Assign)):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
             return True
         if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"

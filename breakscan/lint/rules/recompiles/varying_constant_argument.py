@@ -88,6 +88,28 @@ class VaryingConstantArgument(Rule):
         Example("""
             import torch
             from torch import nn
+            from typing import Optional
+
+            class Tabular(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.num = nn.Linear(2, 4)
+                    self.cat = nn.Embedding(8, 4)
+
+                def forward(self, x_num, x_cat: Optional[torch.Tensor] = None):
+                    h = self.num(x_num)
+                    if x_cat is not None:  # recompile
+                        h = h + self.cat(x_cat).sum(1)
+                    return h
+
+            def categories(b):
+                return torch.stack([torch.randint(0, c, (b,)) for c in (3, 8)], 1)
+
+            BREAKSCAN_TARGETS = {"Tabular()": "[torch.randn(4, 2), (torch.randn(4, 2), categories(4))]"}
+        """, entry="Tabular()", inputs="[torch.randn(4, 2), (torch.randn(4, 2), categories(4))]"),
+        Example("""
+            import torch
+            from torch import nn
 
             class MultiHead(nn.Module):
                 def __init__(self):
