@@ -105,6 +105,7 @@ class Project:
         self._bound: dict[tuple[str, int], FunctionInfo] = {}
         self._lineages: dict[int, list[ClassInfo]] = {}
         self._built_by: dict[str, frozenset[str]] = {}
+        self._held: dict[str, bool] = {}
         self._inner: dict[int, FunctionInfo] = {}  # by id of the inner function's node
         self._wrappers: dict[str, list[tuple[cst.Decorator, FunctionInfo]]] = {}
         # id(__init__ parameter) -> (it, the classes its constructor calls build for it): see _built_for_parameter
@@ -222,6 +223,18 @@ class Project:
                 return frozenset()  # a call passes something else, or nothing: it could be anything
             built |= classes
         return frozenset(built)
+
+    def held_class(self, info: ClassInfo) -> bool:
+        """Whether every object of the class that its module builds is built in an `__init__` and
+        stored on that object (`self.context = FrameContext(3)`): held from call to call, like
+        the module holding it."""
+        key = f"{info.module.name}.{info.name}"
+        found = self._held.get(key)
+        if found is None:
+            sites = self.constructions(info)
+            found = self._held[key] = bool(sites) and all(
+                function.node.name.value == "__init__" and _stored_on_self(function.node, call) for function, call in sites)
+        return found
 
     def constructions(self, info: ClassInfo) -> list[tuple[FunctionInfo, cst.Call]]:
         """The calls building the class in its own module, each with the function (or method)
@@ -913,6 +926,16 @@ def _common_package(package: str, module: str) -> str:
             break
         common.append(mine)
     return ".".join(common)
+
+
+def _stored_on_self(function: cst.FunctionDef, call: cst.Call) -> bool:
+    """`self.x = call` (or `self.x: T = call`) among the function's statements."""
+    for statement in find_nodes(function.body, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+        if statement.value is call and len(targets) == 1 and isinstance(targets[0], cst.Attribute) and (
+                isinstance(targets[0].value, cst.Name) and targets[0].value.value == "self"):
+            return True
+    return False
 
 
 def _argument_for(call: cst.Call, name: str, position: int | None) -> cst.BaseExpression | None:

@@ -435,6 +435,11 @@ class RegionContext:
         """The class and its scanned bases."""
         return self._walker.project.class_lineage(info)
 
+    def held_class(self, info: ClassInfo) -> bool:
+        """Whether every object of the class its module builds is one an `__init__` stores on
+        `self` (see Project.held_class)."""
+        return self._walker.project.held_class(info)
+
     def constructions(self, info: ClassInfo) -> list[tuple[FunctionInfo, cst.Call]]:
         """The calls building the class in its own module, each with the function making it."""
         return self._walker.project.constructions(info)

@@ -8,12 +8,16 @@ import libcst as cst
 from breakscan.lint import values as v
 
 
-def persistent_attribute(node: cst.BaseExpression, ctx) -> str | None:
+def persistent_attribute(node: cst.BaseExpression, ctx, *, held: bool = False) -> str | None:
     """`name` for `self.name` where `self` outlives the call: a module, or the object whose method
-    is compiled (`scheduler.step`). An object of another class is often built afresh by each call
-    (a cache), and its attributes are not guarded from call to call."""
+    is compiled (`scheduler.step`); with `held`, also an object of a class only ever built in an
+    `__init__` and stored there (a module's helper: `self.context = FrameContext(3)`), for a
+    question its holder's reads do not answer (what its own methods grow). An object of another
+    class is often built afresh by each call (a cache), and its attributes are not guarded from
+    call to call."""
     if isinstance(node, cst.Attribute) and ctx.value(node.value) == v.SELF and (
-            ctx.self_is_module() or (ctx.is_root and ctx.function.class_name is not None)):
+            ctx.self_is_module() or (ctx.is_root and ctx.function.class_name is not None)
+            or (held and ctx.self_class is not None and ctx.held_class(ctx.self_class))):
         return node.attr.value
     return None
 

@@ -18,7 +18,8 @@ class ContainerAttributeGrown(Rule):
     docs = """
     ## What it does
     Flags a list, dict or set attribute of an `nn.Module` (built as `[]`, `{}`, `set()`... in
-    `__init__`), or of the object whose method is compiled, that the compiled code adds to
+    `__init__`), of the object whose method is compiled, or of an object of a class only ever
+    built in an `__init__` and stored there (a helper the module holds), that the compiled code adds to
     (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
     taking anything out of it on every call (`pop`, `remove`, `clear`, `discard`, `del`, or
     storing a new container, outside any `if`: a cache evicted only when full grows until then).
@@ -136,6 +137,32 @@ class ContainerAttributeGrown(Rule):
                     self.means[len(self.means)] = x.mean()
                     return x * 2
         """, entry="Recent()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class FrameContext:
+                def __init__(self, max_chunks=3):
+                    self.max_chunks = max_chunks
+                    self.chunks = []
+
+                def push(self, chunk):
+                    self.chunks.append(chunk.detach())  # recompile
+                    if len(self.chunks) > self.max_chunks:  # evicted only once full: it grows until then
+                        self.chunks.pop(0)
+                    return torch.cat(self.chunks, dim=-1)
+
+            class Streamer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv1d(2, 2, 3, padding=1)
+                    self.context = FrameContext()  # held by the module: its list outlives each call
+
+                def forward(self, x):
+                    return self.conv(self.context.push(x)).mean(-1)
+
+            BREAKSCAN_TARGETS = {"Streamer()": "[torch.randn(1, 2, 4), torch.randn(1, 2, 4), torch.randn(1, 2, 4)]"}
+        """, entry="Streamer()", inputs="[torch.randn(1, 2, 4), torch.randn(1, 2, 4), torch.randn(1, 2, 4)]"),
     )
     valid = (
         Example("""
@@ -168,7 +195,7 @@ class ContainerAttributeGrown(Rule):
         self.reported: set[str] = set()
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
-        name = persistent_attribute(node, ctx)
+        name = persistent_attribute(node, ctx, held=True)
         if name is not None:
             self.first_reads.setdefault(name, node)
 
@@ -177,7 +204,7 @@ class ContainerAttributeGrown(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value in _GROWING:
             self._grown(func.value, ctx)
         elif len(node.args) == 1 and isinstance(node.args[0].value, cst.Attribute) and ctx.qualname(func) == "builtins.len":
-            name = persistent_attribute(node.args[0].value, ctx)
+            name = persistent_attribute(node.args[0].value, ctx, held=True)
             if name is not None:
                 self.sized.setdefault(name, node.args[0].value)
 
@@ -191,7 +218,7 @@ class ContainerAttributeGrown(Rule):
                 self._grown(target.target.value, ctx)
 
     def _grown(self, holder: cst.BaseExpression, ctx) -> None:
-        name = persistent_attribute(holder, ctx)
+        name = persistent_attribute(holder, ctx, held=True)
         if name is None or name in self.reported:
             return
         assert isinstance(holder, cst.Attribute)
