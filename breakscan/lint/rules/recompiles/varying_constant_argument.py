@@ -160,15 +160,15 @@ class VaryingConstantArgument(Rule):
                                                      "functions, classes or dtypes: TorchDynamo guards on which one "
                                                      "it is (a function by its code, as the frame starts), so each "
                                                      "other one compiles the function again")
-        elif varying == "bool" and self.reads.first_read(node, ctx):
-            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` both True and False: "
-                                   "TorchDynamo guards on its value here, so the other value compiles the function "
-                                   "again (a bool never becomes dynamic)")
-        elif varying == "literal" and self.reads.first_read(node, ctx):
-            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` other lists, tuples or "
-                                   "dicts of constants: TorchDynamo guards on their length and items here, so each "
-                                   "other one compiles the function again")
-        elif varying == "optional" and self.reads.first_read(node, ctx):
-            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` a tensor on some calls "
-                                   "and None on others: TorchDynamo guards on which it is here, so the other one "
-                                   "compiles the function again")
+        elif varying in _GUARDED_WHERE_READ and self.reads.first_read(node, ctx):
+            given, guard = _GUARDED_WHERE_READ[varying]
+            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` {given}: TorchDynamo "
+                                   f"guards on {guard} here, so the other one compiles the function again")
+
+
+# What the declared calls give, and what TorchDynamo guards where the value is first read, by kind.
+_GUARDED_WHERE_READ = {
+    "bool": ("both True and False", "its value (a bool never becomes dynamic)"),
+    "literal": ("other lists, tuples or dicts of constants", "their length and items"),
+    "optional": ("a tensor on some calls and None on others", "which it is"),
+}
