@@ -224,7 +224,11 @@ class ContainerAttributeGrown(Rule):
         assert isinstance(holder, cst.Attribute)
         self.first_reads.setdefault(name, holder)
         sort = v.sort_of(ctx.value(holder))
-        if sort not in ("list", "dict", "set") or name in ctx.memoised(_shrunk_attributes, ctx.function.node):
+        # A helper object's dict is often refilled under the same keys on every call (hook outputs):
+        # only what such an object appends to is taken to grow.
+        kept = persistent_attribute(holder, ctx) is not None
+        if sort not in (("list", "dict", "set") if kept else ("list",)) or name in ctx.memoised(
+                _shrunk_attributes, ctx.function.node):
             return
         self.reported.add(name)
         if sort == "list":
