@@ -231,23 +231,27 @@ class Project:
         key = f"{info.module.name}.{info.name}"
         found = self._held.get(key)
         if found is None:
-            sites = self.constructions(info)
+            methods = [m for c in info.module.classes.values() for m in c.methods.values()]
+            sites = [(function, call) for function in (*info.module.functions.values(), *methods)
+                     for call in self.memoised(_calls_in, function.node)
+                     if info.module.qualify(dotted_name(call.func)) == key]
             found = self._held[key] = bool(sites) and all(
                 function.node.name.value == "__init__" and _stored_on_self(function.node, call) for function, call in sites)
         return found
 
     def constructions(self, info: ClassInfo) -> list[tuple[FunctionInfo, cst.Call]]:
-        """The calls building the class in its own module, each with the function (or method)
-        making it."""
+        """The calls building the class in its own module's functions and `__init__`s, each with
+        the function making it."""
         return self._constructions_in(info.module).get(f"{info.module.name}.{info.name}", [])
 
     def _constructions_in(self, module: ModuleIndex) -> dict[str, list[tuple[FunctionInfo, cst.Call]]]:
-        """The calls in the module's functions and methods, by the qualified name they call: read
-        once per module."""
+        """The calls in the module's functions and its classes' `__init__`s (where objects are
+        built to be kept), by the qualified name they call: read once per module."""
         known = self._constructions.get(id(module))
         if known is None:
             calls: dict[str, list[tuple[FunctionInfo, cst.Call]]] = {}
-            functions = [*module.functions.values(), *(m for c in module.classes.values() for m in c.methods.values())]
+            functions = [*module.functions.values(), *(c.methods["__init__"] for c in module.classes.values()
+                                                       if "__init__" in c.methods)]
             for function in functions:
                 for call in find_nodes(function.node.body, (cst.Call,)):
                     assert isinstance(call, cst.Call)
@@ -926,6 +930,10 @@ def _common_package(package: str, module: str) -> str:
             break
         common.append(mine)
     return ".".join(common)
+
+
+def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
+    return [call for call in find_nodes(function.body, (cst.Call,)) if isinstance(call, cst.Call)]
 
 
 def _stored_on_self(function: cst.FunctionDef, call: cst.Call) -> bool:
