@@ -15,7 +15,13 @@ _DEPTH = 12  # attribute chains, stores, constructions and constructor calls fol
 
 def built_truth(ctx, expression: cst.BaseExpression) -> bool | None:
     """True/False when the expression is written out as `True`/`False` where the object it is
-    read from is built (see module doc); None when that is not known."""
+    read from is built (see module doc); None when that is not known (a local name: what the
+    function holds there, not what the module sets)."""
+    root = expression
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and root.value != "self" and ctx.local_value(root.value) is not None:
+        return None
     found = _built(ctx, expression, ctx.module, {}, ctx.self_class, _DEPTH)
     if isinstance(found, cst.Name) and found.value in ("True", "False"):
         return found.value == "True"

@@ -263,6 +263,18 @@ class PrintCall(Rule):
                     print("traced")
                 return y + 1
         """),
+        Example("""
+            import torch
+
+            verbose = True  # the module's flag: the function's own parameter shadows it
+
+            @torch.compile(backend="eager")
+            def fn(x, verbose=False):
+                y = x * 2
+                if verbose:
+                    print("y", tuple(y.shape))
+                return y + 1
+        """),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
