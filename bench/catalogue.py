@@ -60,6 +60,12 @@ OPTIMIZERS = ("SGD", "Adam", "AdamW")
 QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMaxObserver",
                         "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
                         "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "QuantStub", "DeQuantStub")
+# Objects of other libraries whose methods are probed: input name -> (class, module, how it is built).
+LIBRARY_OBJECTS = {
+    "gen": ("numpy.random.Generator", "numpy", "random.default_rng(0)"),
+    "rstate": ("numpy.random.RandomState", "numpy", "random.RandomState(0)"),
+    "prng": ("random.Random", "random", "Random(0)"),
+}
 # The probe's inputs, by parameter name: every probe takes the ones its code mentions.
 INPUTS = {
     "x": "torch.rand(4, 4)",  # positive: log, sqrt, multinomial... run on it
@@ -78,6 +84,9 @@ INPUTS = {
     **{name.lower(): f"torch.optim.{name}([torch.nn.Parameter(torch.rand(4))], lr=0.1)" for name in OPTIMIZERS},
     # torch's quantization modules, built outside the compiled code as a model's `__init__` does
     **{name.lower(): f"torch.ao.quantization.{name}()" for name in QUANTIZATION_MODULES},
+    # random number generators of NumPy and of Python, built outside the compiled code (`self.rng =
+    # np.random.default_rng(seed)` in `__init__`): their methods are probed as the objects' own
+    **{receiver: f"__import__({module!r}).{factory}" for receiver, (_, module, factory) in LIBRARY_OBJECTS.items()},
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -743,11 +752,38 @@ NDARRAY_SKIPS = {"tofile": "writes a file", "dump": "writes a file", "setflags":
                  "resize": "reallocates the array in place"}
 
 
+# Argument forms tried for a library object's method, in order.
+LIBRARY_METHOD_FORMS = ("", "4", "0, 4", "[1, 2, 3]", "1.0", "0.0, 1.0", "2.0, 3.0", "4, 0.5", "[1.0, 2.0]")
+# Library object methods not probed, and why.
+LIBRARY_METHOD_SKIPS = {"setstate": "replaces the generator's state", "set_state": "replaces the generator's state",
+                        "seed": "reseeds the generator", "spawn": "makes other generators"}
+
+
+def library_method_calls() -> list[tuple[str, str]]:
+    """The public methods of NumPy's and Python's random generators (`rng.choice(4)`), each called on
+    an object built outside the compiled code with the first argument form that runs eagerly:
+    (key, code)."""
+    found = []
+    namespace: dict[str, Any] = {}
+    for receiver, (cls, _, _) in LIBRARY_OBJECTS.items():
+        instance = eval(INPUTS[receiver], namespace)  # noqa: S307 - our own inputs
+        for name in sorted(dir(instance)):
+            if name.startswith("_") or name in LIBRARY_METHOD_SKIPS or not callable(getattr(instance, name)):
+                continue
+            code = next((c for form in LIBRARY_METHOD_FORMS if _try(c := f"{receiver}.{name}({form})")[0]), None)
+            if code is not None:
+                found.append((f"{cls}.{name}", code))
+    return found
+
+
 def python_probes(catalogue: Catalogue) -> None:
     for code, args in BUILTIN_CALLS:
         catalogue.probes.append(expression_probe(f"builtins.{_key_of(code)}", "builtin", code, args=args))
     for key, code in ndarray_method_calls():
         catalogue.probes.append(expression_probe(key, "numpy", code, args="tensor"))
+    for key, code in library_method_calls():
+        catalogue.probes.append(expression_probe(key, "numpy" if key.startswith("numpy.") else "stdlib", code,
+                                                 args="python"))
     for category, calls in (("stdlib", STDLIB_CALLS), ("numpy", NUMPY_CALLS), ("thirdparty", THIRDPARTY_CALLS)):
         for code, args in calls:
             catalogue.probes.append(expression_probe(_module_key(code), category, code, args=args))

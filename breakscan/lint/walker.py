@@ -24,6 +24,7 @@ from breakscan.lint.names import dotted_name, import_bindings, name_pattern
 from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
 from breakscan.lint.semantics.reads import guarding_reads
+from breakscan.lint.semantics.untraceable import OBJECT_FACTORIES
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -989,7 +990,7 @@ class RegionWalker(cst.CSTVisitor):
     def _attribute_classes(self, info: ClassInfo, attr: str, classes: list[ClassInfo]) -> frozenset[str]:
         """The classes `self.attr` may be built from, as `info` sets it: constructed there, or
         returned by the methods that build it (the object's own overrides of them), or by the
-        functions that do (`self.a_fq = act_fake_quant(cfg)`)."""
+        functions that do (`self.a_fq = act_fake_quant(cfg)`, `self.rng = np.random.default_rng(seed)`)."""
         built = set(info.attr_classes.get(attr, ()))
         for name in info.attr_factories.get(attr, ()):
             factory = self.project.method(classes, name)
@@ -999,6 +1000,8 @@ class RegionWalker(cst.CSTVisitor):
             builder = self.project.find_function(qualified)
             if builder is not None:
                 built.update(self.project.built_by(builder))
+            elif qualified in OBJECT_FACTORIES:
+                built.add(OBJECT_FACTORIES[qualified])  # `self.rng = np.random.default_rng(seed)`
         return frozenset(built)
 
     def _instance_classes(self, value: v.Value) -> frozenset[str]:

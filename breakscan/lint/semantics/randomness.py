@@ -6,9 +6,11 @@ from __future__ import annotations
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.semantics.untraceable import object_method_break
 
 RANDOM_CLASSES = frozenset({"random.Random"})
-# Traced as graph values: module functions, and these methods of a `random.Random` instance.
+# Traced as graph values: module functions, and these methods of a `random.Random` instance (the
+# catalogue's `random.Random.*` probes say which of its methods break).
 TRACED_FUNCTIONS = frozenset({"random.uniform", "random.randint", "random.randrange"})
 TRACED_METHODS = frozenset({"random", "uniform", "randint", "randrange"})
 # Module functions TorchDynamo skips (GB0007); on an instance, any other method (GB0156).
@@ -57,4 +59,4 @@ def is_skipped_random_call(call: cst.Call, ctx) -> bool:
     if ctx.qualname(call.func) in SKIPPED_FUNCTIONS:
         return True
     method = _instance_method(call, ctx)
-    return method is not None and method not in TRACED_METHODS and not method.startswith("_")
+    return method is not None and bool(object_method_break("random.Random", method))

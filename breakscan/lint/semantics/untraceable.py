@@ -140,12 +140,20 @@ def probed_break(qualified: str, given_arguments: bool | None = None) -> tuple[s
     return ()
 
 
-@functools.lru_cache(maxsize=256)
-def ndarray_method_break(name: str) -> tuple[str, ...]:
-    """The GB ids TorchDynamo broke with on a NumPy array's method that a tensor does not have
-    (`a.tobytes()`), by the catalogue; () when it traced it or it was not probed."""
-    for entry in catalogue.entries(f"numpy.ndarray.{name}"):
-        if entry.category == "numpy" and entry.status == "ok" and entry.breaks and entry.gb_ids:
+# Classes of other libraries whose objects' methods the catalogue probed on an object built outside
+# the compiled code, and the factory functions that build them (`np.random.default_rng(seed)`).
+PROBED_OBJECT_CLASSES = frozenset({"numpy.ndarray", "numpy.random.Generator", "numpy.random.RandomState",
+                                   "random.Random"})
+OBJECT_FACTORIES = {"numpy.random.default_rng": "numpy.random.Generator"}
+
+
+@functools.lru_cache(maxsize=512)
+def object_method_break(cls: str, name: str) -> tuple[str, ...]:
+    """The GB ids TorchDynamo broke with on a method of an object of one of `PROBED_OBJECT_CLASSES`:
+    a NumPy array's method that a tensor does not have (`a.tobytes()`), a random generator's draw
+    (`rng.choice(4)`), by the catalogue; () when it traced it or it was not probed."""
+    for entry in catalogue.entries(f"{cls}.{name}"):
+        if entry.category in _PROBED_CATEGORIES and entry.status == "ok" and entry.breaks and entry.gb_ids:
             return entry.gb_ids
     return ()
 

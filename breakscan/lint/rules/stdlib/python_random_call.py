@@ -14,8 +14,8 @@ class PythonRandomCall(Rule):
     ## What it does
     Flags calls to the global `random` module's `random()`, `choice()`, `shuffle()`, `sample()`,
     `gauss()`, `seed()`, `getrandbits()` and its other distributions in compiled code, and the
-    same methods (all but `random`, `uniform`, `randint`, `randrange`) of a `random.Random`
-    instance held by the module (`self.rng = random.Random(seed)`).
+    methods of a `random.Random` instance held by the module (`self.rng = random.Random(seed)`)
+    that the catalogue saw break: all but `random`, `uniform`, `randint`, `randrange` and `getstate`.
 
     ## Why is this bad?
     TorchDynamo 2.13 marks these module functions as skipped (GB0007) and cannot trace those

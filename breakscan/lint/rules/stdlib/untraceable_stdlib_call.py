@@ -1,10 +1,11 @@
 import libcst as cst
 
 from breakscan.lint import catalogue
+from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.untraceable import (
     generator_break,
-    ndarray_method_break,
+    object_method_break,
     on_skip_list,
     probed_break,
     untraceable_gb_id,
@@ -42,6 +43,7 @@ class UntraceableStdlibCall(Rule):
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
     | a NumPy array's method that a tensor does not have and `torch._numpy` does not model (`a.tobytes()`; the catalogue's `numpy.ndarray.*` probes) | GB0158 |
+    | a method of a NumPy random generator built outside the compiled code (`self.rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)` in `__init__`, then `self.rng.choice(...)`; the catalogue's `numpy.random.Generator.*` and `numpy.random.RandomState.*` probes: every one breaks) | GB0156 |
 
     A SciPy call, whatever it is given: TorchDynamo does not skip SciPy, traces into its Python
     code (array-API dispatch, wrappers of compiled ufuncs) and breaks there; every SciPy call the
@@ -212,6 +214,21 @@ class UntraceableStdlibCall(Rule):
             def fn(x):
                 return x * len(byte_length((x * 100).long()))
         """),
+        Example("""
+            import numpy as np
+            import torch
+
+            class Explorer(torch.nn.Module):
+                def __init__(self, seed=0):
+                    super().__init__()
+                    self.head = torch.nn.Linear(8, 4)
+                    self.rng = np.random.default_rng(seed)
+
+                def forward(self, x):
+                    probs = self.head(x).softmax(-1).detach().numpy()
+                    picks = [self.rng.choice(4, p=row) for row in probs]  # break
+                    return torch.as_tensor(picks)
+        """, entry="Explorer()", inputs="torch.randn(3, 8)"),
     )
     valid = (
         Example("""
@@ -260,14 +277,36 @@ class UntraceableStdlibCall(Rule):
                 total = sum(s for s in x.shape)
                 return x / n + total
         """),
+        Example("""
+            import numpy as np
+            import torch
+
+            class Denoiser(torch.nn.Module):
+                def __init__(self, seed=0):
+                    super().__init__()
+                    self.rng = np.random.default_rng(seed)
+                    self.proj = torch.nn.Linear(8, 8)
+
+                def draw(self, n):
+                    return torch.as_tensor(self.rng.normal(size=(n, 8)), dtype=torch.float32)
+
+                def forward(self, x, noise):
+                    return self.proj(x + noise)
+        """, entry="Denoiser()", inputs="torch.randn(2, 8), torch.randn(2, 8)"),
     )
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and ctx.dynamo.enabled("trace_numpy") and ctx.is_known_tensor(func.value) and (
-                ndarray_method_break(func.attr.value)):
+                object_method_break("numpy.ndarray", func.attr.value)):
             ctx.report(self, node, f"`.{func.attr.value}()` of a NumPy array (a tensor has no such method) cannot be "
                                    "traced by TorchDynamo: the graph breaks here")
+            return
+        receiver = ctx.value(func.value) if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Attribute) and isinstance(receiver, v.ModuleValue) and len(receiver.classes) == 1 and (
+                (cls := next(iter(receiver.classes))).startswith("numpy.") and object_method_break(cls, func.attr.value)):
+            ctx.report(self, node, f"TorchDynamo cannot trace `.{func.attr.value}()` of a `{cls}` built outside the "
+                                   "compiled code: the graph breaks here")
             return
         qualified = ctx.qualname(node.func)
         if qualified is not None and qualified.startswith("numpy.") and ctx.dynamo.enabled("trace_numpy"):
