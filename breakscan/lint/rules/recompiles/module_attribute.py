@@ -332,6 +332,34 @@ class ModuleAttributeUpdated(Rule):
             from torch import nn
 
             @dataclasses.dataclass
+            class Precision:
+                use_amp: bool = False
+
+            class Restorer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.precision = Precision()
+                    self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+                def autocast(self, x):
+                    cfg = self.precision
+                    return torch.autocast(x.device.type, enabled=cfg.use_amp)  # recompile
+
+                def forward(self, x):
+                    with self.autocast(x):
+                        return x - self.conv(x)
+
+            def enable_amp(model):
+                model.precision.use_amp = True
+
+            BREAKSCAN_TARGETS = {"Restorer()": "[torch.ones(1, 3, 8, 8), enable_amp, torch.ones(1, 3, 8, 8)]"}
+        """, entry="Restorer()", inputs="[torch.ones(1, 3, 8, 8), enable_amp, torch.ones(1, 3, 8, 8)]"),
+        Example("""
+            import dataclasses
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
             class LossConfig:
                 normalize: bool = True
 
@@ -605,7 +633,7 @@ class ModuleAttributeUpdated(Rule):
             self._written(name, target.target, ctx, from_itself=name in read_here, value=node.value)
 
     def _read(self, node: cst.BaseExpression, ctx) -> None:
-        name = _attribute_read(node, ctx)
+        name = _attribute_read(node, ctx) or self._read_through_copy(node, ctx)
         if name is None or name in self.first_reads or name in self.set_by_calls:
             return
         kind = ctx.value(node)
@@ -613,6 +641,15 @@ class ModuleAttributeUpdated(Rule):
             kind = self._as_read(name, kind, ctx)
         if _guarded(name, kind, ctx):
             self._first_read(name, node, kind, ctx)
+
+    def _read_through_copy(self, node: cst.BaseExpression, ctx) -> str | None:
+        """`precision.use_amp` for `cfg.use_amp` after `cfg = self.precision`: an attribute of an
+        object the module holds, read through a local name for it."""
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            return None
+        owner = self.saved.get(node.value.value)
+        held = ctx.value(node.value) if owner is not None and "." not in owner else None
+        return f"{owner}.{node.attr.value}" if isinstance(held, v.ModuleValue) and not held.fresh else None
 
     def _as_read(self, attribute: str, kind: v.Value, ctx) -> v.Value:
         """Kinds joined over `__init__` and the methods that store the attribute again later (None,
