@@ -1520,9 +1520,11 @@ class RegionWalker(cst.CSTVisitor):
         `with`, `__bool__` for `if`), the first of `names` its classes have, as a call at `operand`."""
         methods = self.implicit_methods(operand, names)
         order = next(self.events) if methods else 0
+        state = self._receiver_state(operand) if methods else ()
         for method in methods:
             self.result.calls.append(CallSite(method, list(arguments), {}, operand, in_loop=self.loop_depth > 0,
-                                              in_try=self.try_depth > 0, order=order, arms=self.arms))
+                                              in_try=self.try_depth > 0, order=order, arms=self.arms,
+                                              receiver_state=state))
 
     def implicit_methods(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> list[FunctionInfo]:
         """The methods of the first of `names` the classes of the object `operand` gives have."""
@@ -2064,7 +2066,7 @@ class RegionWalker(cst.CSTVisitor):
             arguments = [v.OTHER, *arguments]  # `forward(ctx, ...)`: `apply` passes the context first
         order = next(self.events)
         receiver = self._own_receiver(func.value) if isinstance(func, cst.Attribute) else None
-        state = () if receiver is None else tuple(self._own_state(receiver).items())
+        state = self._receiver_state(func.value) if isinstance(func, cst.Attribute) else ()
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order, arms=self.arms,
@@ -2095,10 +2097,14 @@ class RegionWalker(cst.CSTVisitor):
         return None
 
     def _receiver_state(self, receiver: cst.BaseExpression) -> tuple[tuple[str, v.Value], ...]:
-        """The attributes this function has set on `receiver` so far, when it is its own object:
-        what a method called on it reads them as."""
+        """What a method called on `receiver` reads its attributes as: those this function has set
+        so far, when it is its own object; those building it gave, when it is an object it built
+        (`dets = Detections(boxes, scores)`, then `if dets:` runs `__bool__` on those tensors)."""
         name = self._own_receiver(receiver)
-        return () if name is None else tuple(self._own_state(name).items())
+        if name is not None:
+            return tuple(self._own_state(name).items())
+        built = self.value(receiver)
+        return built.fields if isinstance(built, v.ModuleValue) else ()
 
     def _own_state(self, name: str) -> dict[str, v.Value]:
         prefix = name + "."

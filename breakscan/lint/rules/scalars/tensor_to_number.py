@@ -74,6 +74,26 @@ class TensorToNumber(Rule):
                     scale = x.abs().max()
                 return x
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Detections:
+                def __init__(self, boxes, scores, min_score=0.5):
+                    self.boxes = boxes
+                    self.scores = scores
+                    self.min_score = min_score
+
+                def __bool__(self):
+                    return bool((self.scores > self.min_score).any())  # break
+
+            class Filter(nn.Module):
+                def forward(self, x):
+                    dets = Detections(x * 2, x.sigmoid())
+                    if not dets:
+                        return x.new_zeros(0)
+                    return dets.boxes
+        """, entry="Filter()"),
     )
     valid = (
         Example("""
