@@ -60,11 +60,29 @@ OPTIMIZERS = ("SGD", "Adam", "AdamW")
 QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMaxObserver",
                         "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
                         "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "QuantStub", "DeQuantStub")
-# Objects of other libraries whose methods are probed: input name -> (class, module, how it is built).
+# Objects of other libraries whose methods are probed: input name -> (class, how it is built).
 LIBRARY_OBJECTS = {
-    "gen": ("numpy.random.Generator", "numpy", "random.default_rng(0)"),
-    "rstate": ("numpy.random.RandomState", "numpy", "random.RandomState(0)"),
-    "prng": ("random.Random", "random", "Random(0)"),
+    "gen": ("numpy.random.Generator", "__import__('numpy').random.default_rng(0)"),
+    "rstate": ("numpy.random.RandomState", "__import__('numpy').random.RandomState(0)"),
+    "prng": ("random.Random", "__import__('random').Random(0)"),
+    # a queue a model fills for a logging or serving thread, holding items to take
+    "fifo": ("queue.Queue", "(lambda q: [q.put(i) for i in range(8)] and q)(__import__('queue').Queue())"),
+    "lock": ("threading.Lock", "__import__('threading').Lock()"),
+}
+# Iterators built outside the compiled code and kept by the model (`self.batches = iter(loader)` in
+# `__init__`, a generator kept as a coroutine): input name -> (the object's class, how it is built).
+# The compiled code advances them (`next`, a `for` loop, a generator's `send`).
+HELD_ITERATORS = {
+    "it_generator": ("builtins.generator", "(i * 1.0 for i in range(100))"),
+    "it_iter": ("builtins.iterator", "iter([1.0] * 100)"),
+    "it_zip": ("builtins.zip", "zip([1.0] * 100, [2.0] * 100)"),
+    "it_map": ("builtins.map", "map(float, range(100))"),
+    "it_enumerate": ("builtins.enumerate", "enumerate([1.0] * 100)"),
+    "it_filter": ("builtins.filter", "filter(None, [1.0] * 100)"),
+    "it_reversed": ("builtins.reversed", "reversed([1.0] * 100)"),
+    **{f"it_{name}": (f"itertools.{name}", f"__import__('itertools').{name}({arguments})") for name, arguments in (
+        ("cycle", "[1.0, 2.0]"), ("count", ""), ("chain", "[1.0] * 50, [2.0] * 50"), ("islice", "[1.0] * 100, 100"),
+        ("repeat", "1.0"))},
 }
 # The probe's inputs, by parameter name: every probe takes the ones its code mentions.
 INPUTS = {
@@ -86,7 +104,8 @@ INPUTS = {
     **{name.lower(): f"torch.ao.quantization.{name}()" for name in QUANTIZATION_MODULES},
     # random number generators of NumPy and of Python, built outside the compiled code (`self.rng =
     # np.random.default_rng(seed)` in `__init__`): their methods are probed as the objects' own
-    **{receiver: f"__import__({module!r}).{factory}" for receiver, (_, module, factory) in LIBRARY_OBJECTS.items()},
+    **{receiver: built for receiver, (_, built) in LIBRARY_OBJECTS.items()},
+    **{name: built for name, (_, built) in HELD_ITERATORS.items()},
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -98,7 +117,9 @@ IMPORTS = {
         "random", "time", "math", "copy", "threading", "contextlib", "functools", "itertools", "inspect",
         "warnings", "logging", "os", "sys", "json", "re", "collections", "operator", "dataclasses",
         "typing", "enum", "numbers", "string", "types", "weakref", "pickle", "io", "struct", "statistics",
-        "bisect", "heapq", "hashlib", "uuid", "datetime", "secrets", "textwrap", "fractions", "decimal")},
+        "bisect", "heapq", "hashlib", "uuid", "datetime", "secrets", "textwrap", "fractions", "decimal",
+        "unicodedata", "html", "binascii", "shlex", "fnmatch")},
+    "urllib": "import urllib.parse",
 }
 
 
@@ -305,7 +326,6 @@ MAX_FORMS = 3
 # Tensor methods not probed, and why (they are covered elsewhere or cannot be called simply).
 METHOD_SKIPS = {
     "set_": "replaces the tensor's storage: not a model-code operation",
-    "share_memory_": "moves the storage to shared memory: a data-loading operation",
     "apply_": "takes a Python callable applied per element (CPU only)",
     "map_": "takes a Python callable applied per element (CPU only)",
     "map2_": "takes a Python callable applied per element (CPU only)",
@@ -436,6 +456,7 @@ TORCH_CALLS = [
     "torch.iinfo(torch.int64).max", "torch.broadcast_shapes((4, 1), (1, 4))", "torch.result_type(x, y)",
     "torch.promote_types(torch.float32, torch.int64)", "torch.can_cast(torch.float32, torch.int64)",
     "torch.device('cpu')", "torch.Generator()", "torch.empty_strided((2, 2), (2, 1))",
+    "torch.nested.nested_tensor([x, y])", "torch.nested.as_nested_tensor([x, y])", "torch.random.fork_rng(devices=[])",
     "torch.tensor_split(x, 2)", "torch.searchsorted(torch.sort(v).values, v)", "torch.bucketize(v, v.sort().values)",
     "torch.histc(x)", "torch.histogram(x)", "torch.multinomial(v, 2)", "torch.bernoulli(x)", "torch.normal(x, 1.0)",
     "torch.poisson(x)", "torch.dropout(x, 0.5, True)", "torch.layer_norm(x, (4,))", "torch.count_nonzero(x)",
@@ -666,6 +687,11 @@ STDLIB_CALLS = [
     ("statistics.stdev([1.0, 2.0, 4.0])", "python"), ("textwrap.dedent(' a')", "python"),
     ("fractions.Fraction(1, 3)", "python"), ("decimal.Decimal('1.5')", "python"),
     ("datetime.timedelta(seconds=1)", "python"), ("string.Template('$a').substitute(a=1)", "python"),
+    # Text handling a tokenizer or a feature pipeline does in a model's forward.
+    ("unicodedata.normalize('NFKD', 'abc')", "python"), ("unicodedata.combining('a')", "python"),
+    ("unicodedata.category('a')", "python"), ("html.unescape('a&amp;b')", "python"),
+    ("urllib.parse.quote('a b')", "python"), ("binascii.crc32(b'abc')", "python"),
+    ("string.capwords('a b')", "python"), ("shlex.split('a b')", "python"), ("fnmatch.fnmatch('ab', 'a*')", "python"),
     # Given a generator expression: a C function consumes it where TorchDynamo cannot follow
     # (`math.prod(x.shape[i] for i in dims)`); the builtins that step through one are traced.
     ("math.prod(v for v in [2, 3])", "generator"), ("math.prod(s for s in x.shape)", "generator"),
@@ -681,6 +707,10 @@ NUMPY_CALLS = [
     ("np.random.randint(0, 5)", "python"), ("np.random.uniform()", "none"), ("np.random.choice(4)", "python"),
     ("np.random.seed(0)", "python"), ("np.random.default_rng(0).random()", "python"),
     ("np.random.permutation(4)", "python"), ("np.random.normal(0, 1, 3)", "python"),
+    # given `size=`, a draw is an array, not a number
+    ("np.random.randint(0, 5, size=3)", "python"), ("np.random.uniform(0, 1, size=3)", "python"),
+    ("np.random.normal(0, 1, size=3)", "python"), ("np.random.choice(4, size=2)", "python"),
+    ("np.random.random(size=3)", "python"),
     # Without a size a NumPy sampler returns one Python number (read out of the tensor it traces to).
     ("np.random.rand()", "none"), ("np.random.randn()", "none"), ("np.random.random()", "none"),
     ("np.random.normal()", "none"), ("np.random.standard_normal()", "none"),
@@ -756,16 +786,17 @@ NDARRAY_SKIPS = {"tofile": "writes a file", "dump": "writes a file", "setflags":
 LIBRARY_METHOD_FORMS = ("", "4", "0, 4", "[1, 2, 3]", "1.0", "0.0, 1.0", "2.0, 3.0", "4, 0.5", "[1.0, 2.0]")
 # Library object methods not probed, and why.
 LIBRARY_METHOD_SKIPS = {"setstate": "replaces the generator's state", "set_state": "replaces the generator's state",
-                        "seed": "reseeds the generator", "spawn": "makes other generators"}
+                        "seed": "reseeds the generator", "spawn": "makes other generators",
+                        "join": "waits for another thread", "acquire": "waits for the lock (see the lock's other probes)"}
 
 
 def library_method_calls() -> list[tuple[str, str]]:
-    """The public methods of NumPy's and Python's random generators (`rng.choice(4)`), each called on
-    an object built outside the compiled code with the first argument form that runs eagerly:
-    (key, code)."""
+    """The public methods of the library objects a model keeps (NumPy's and Python's random
+    generators, `rng.choice(4)`; a queue, a lock), each called on an object built outside the
+    compiled code with the first argument form that runs eagerly: (key, code)."""
     found = []
     namespace: dict[str, Any] = {}
-    for receiver, (cls, _, _) in LIBRARY_OBJECTS.items():
+    for receiver, (cls, _) in LIBRARY_OBJECTS.items():
         instance = eval(INPUTS[receiver], namespace)  # noqa: S307 - our own inputs
         for name in sorted(dir(instance)):
             if name.startswith("_") or name in LIBRARY_METHOD_SKIPS or not callable(getattr(instance, name)):
@@ -781,6 +812,13 @@ def python_probes(catalogue: Catalogue) -> None:
         catalogue.probes.append(expression_probe(f"builtins.{_key_of(code)}", "builtin", code, args=args))
     for key, code in ndarray_method_calls():
         catalogue.probes.append(expression_probe(key, "numpy", code, args="tensor"))
+    for name, (cls, _) in HELD_ITERATORS.items():
+        category = "builtin" if cls.startswith("builtins.") else "stdlib"
+        catalogue.probes.append(expression_probe(f"{cls}.__next__", category, f"next({name})", args="python"))
+        catalogue.probes.append(expression_probe(f"{cls}.__iter__", category, f"for item in {name}: break",
+                                                 args="python", statement=True))
+    catalogue.probes.append(expression_probe("builtins.generator.send", "builtin", "it_generator.send(None)",
+                                             args="python"))
     for key, code in library_method_calls():
         catalogue.probes.append(expression_probe(key, "numpy" if key.startswith("numpy.") else "stdlib", code,
                                                  args="python"))

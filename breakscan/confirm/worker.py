@@ -152,6 +152,28 @@ def run_target(job: dict, phase: Callable[[str], None]) -> list[TargetResult]:
     return [result]
 
 
+def _global_state() -> dict[str, Any]:
+    """The global state TorchDynamo guards that a target's steps may switch from then on."""
+    import torch
+
+    return {"grad": torch.is_grad_enabled(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(), "dtype": torch.get_default_dtype(),
+            "threads": torch.get_num_threads(), "matmul_precision": torch.get_float32_matmul_precision(),
+            "cudnn_tf32": torch.backends.cudnn.allow_tf32}
+
+
+def _restore_global_state(state: dict[str, Any]) -> None:
+    import torch
+
+    torch.set_grad_enabled(state["grad"])
+    torch.use_deterministic_algorithms(state["deterministic"], warn_only=state["warn_only"])
+    torch.set_default_dtype(state["dtype"])
+    if torch.get_num_threads() != state["threads"]:
+        torch.set_num_threads(state["threads"])
+    torch.set_float32_matmul_precision(state["matmul_precision"])
+    torch.backends.cudnn.allow_tf32 = state["cudnn_tf32"]
+
+
 def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> TargetResult:
     import torch
 
@@ -163,10 +185,11 @@ def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> Targ
     started = time.perf_counter()
     calls, check, reference = 0, None, job.get("reference")
     torch._dynamo.reset()
-    # A target module may set torch._dynamo.config at import, and a declared step switch grad mode
-    # (`torch.set_grad_enabled(False)`): neither may leak into the next target.
+    # A target module may set torch._dynamo.config at import, and a declared step switch global
+    # state (`torch.set_grad_enabled(False)`, `torch.use_deterministic_algorithms(True)`): none of
+    # it may leak into the next target.
     dynamo_config = torch._dynamo.config.get_config_copy()
-    grad_mode = torch.is_grad_enabled()
+    global_state = _global_state()
     if "sources" in job:
         use_sources(job["sources"], user.__contains__, forget_modules)
 
@@ -194,7 +217,7 @@ def _run_target_on(job: dict, device: str, phase: Callable[[str], None]) -> Targ
         if status == "ok":
             status, error = attempt(compile_and_call, user)
     torch._dynamo.config.load_config(dynamo_config)
-    torch.set_grad_enabled(grad_mode)
+    _restore_global_state(global_state)
     torch._dynamo.reset()
     if reference and expected is None and status == "ok" and "save" in reference:
         check = OutputCheck(False, None, math.inf, "two eager runs of the original from the same seed "

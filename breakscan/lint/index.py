@@ -131,7 +131,8 @@ class FunctionInfo:
 
     @property
     def disabled(self) -> bool:
-        return any(d in DISABLE_NAMES for d in self.decorators) or self.dotted in self.module.disabled_names
+        return any(d in DISABLE_NAMES or self.module.disables(d) for d in self.decorators) or (
+            self.dotted in self.module.disabled_names)
 
     @property
     def dotted(self) -> str:
@@ -286,6 +287,8 @@ class ModuleIndex:
     # functions/classes ("models.m.helper", "models.m.Model").
     compiled_refs: set[str] = field(default_factory=set)
     disabled_names: set[str] = field(default_factory=set)
+    # Decorators of this module already asked about: whether each disables what it decorates.
+    disabling: dict[str, bool] = field(default_factory=dict)
     declares_targets: bool = False
     # Whether the text may index with a negation (`d[~same]`, `x[:, ~m]`): the walker looks for one.
     negates_index: bool = False
@@ -341,6 +344,23 @@ class ModuleIndex:
     runtime_globals: frozenset[str] = frozenset()
     # Modules whose public names `from module import *` binds here (a package's `__init__`).
     star_imports: tuple[str, ...] = ()
+
+    def disables(self, decorator: str) -> bool:
+        """Whether `decorator` is a function of this module that hands the function it decorates to
+        `torch.compiler.disable` (`wrapped = torch.compiler.disable(fn); return wraps(fn)(wrapped)`):
+        what it decorates is disabled."""
+        known = self.disabling.get(decorator)
+        if known is not None:
+            return known
+        owner, _, name = decorator.rpartition(".")
+        function = self.functions.get(name) if owner == self.name else None
+        params = [*function.node.params.posonly_params, *function.node.params.params][:1] if function else []
+        found = function is not None and bool(params) and any(
+            self.qualify(dotted_name(call.func)) in DISABLE_NAMES and call.args and call.args[0].keyword is None
+            and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == params[0].name.value
+            for call in find_nodes(function.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+        self.disabling[decorator] = found
+        return found
 
     def qualify(self, dotted: str | None, local_imports: dict[str, str] | None = None) -> str | None:
         """Qualified name of a dotted expression as seen at module level, or None if local."""
@@ -577,8 +597,9 @@ def _turns_training_off(call: ast.expr) -> bool:
 
 class _HelpersInlined(ast.NodeTransformer):
     """Declared inputs as the module's own helpers make them: a call of a function of the module
-    whose body returns one expression (`images_for_saliency()`, `annealed(1)`) is that expression,
-    its parameters replaced by what the call gives them (or their defaults)."""
+    whose body returns one expression (`images_for_saliency()`, `annealed(1)`), after assigning
+    names only, is that expression, its locals replaced by what they hold and its parameters by
+    what the call gives them (or their defaults)."""
 
     _DEPTH = 3  # helpers calling helpers
 
@@ -609,15 +630,38 @@ class _HelpersInlined(ast.NodeTransformer):
             return None
         body = defined.body[1:] if ast.get_docstring(defined) is not None else defined.body
         arguments = defined.args
-        if (len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None
-                or arguments.vararg or arguments.kwarg or arguments.posonlyargs or len(call.args) > len(arguments.args)
-                or _binds_any(body[0], {a.arg for a in (*arguments.args, *arguments.kwonlyargs)})):
+        if (not body or not isinstance(body[-1], ast.Return) or body[-1].value is None
+                or arguments.vararg or arguments.kwarg or arguments.posonlyargs or len(call.args) > len(arguments.args)):
+            return None
+        held = self._locals(body[:-1])
+        named = {a.arg for a in (*arguments.args, *arguments.kwonlyargs)} | set(held or ())
+        if held is None or any(_binds_any(statement, named) for statement in body):
             return None  # names the substitution could not tell apart
         positional = [a.arg for a in arguments.args]
         defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
         parameters = dict(zip(positional, defaults)) | {
             a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)}
-        return body[0].value, parameters
+        return _Substituted(dict(held)).visit(body[-1].value), parameters
+
+    def _locals(self, statements: list[ast.stmt]) -> dict[str, ast.expr] | None:
+        """What each local of a helper holds before its `return`, as an expression of its parameters
+        (`images, labels = clean_batch()`, then `x = images * 2`); None when the helper does
+        anything but assign names."""
+        held: dict[str, ast.expr] = {}
+        for statement in statements:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                return None
+            target, value = statement.targets[0], _Substituted(dict(held)).visit(statement.value)
+            if isinstance(target, ast.Name):
+                held[target.id] = value
+            elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                made = _HelpersInlined(self.index, self.depth + 1).visit(value)
+                if not (isinstance(made, ast.Tuple) and len(made.elts) == len(target.elts)):
+                    return None
+                held.update((e.id, item) for e, item in zip(target.elts, made.elts) if isinstance(e, ast.Name))
+            else:
+                return None
+        return held
 
 
 def _binds_any(node: ast.AST, names: set[str]) -> bool:
@@ -774,10 +818,23 @@ _LITERAL_KINDS: dict[type, Kind] = {bool: BOOL, int: INT, float: FLOAT, str: STR
 
 
 def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
-    """What a declared argument is, when written out: a literal's kind, or a tensor a torch
-    function makes (a method of one: `torch.randn(4).long()`); None when it is not known."""
+    """What a declared argument is, when written out: a literal's kind, a list or tuple of known
+    ones, or a tensor a torch function makes (a method of one: `torch.randn(4).long()`); None when
+    it is not known."""
     if isinstance(argument, ast.Constant):
         return _LITERAL_KINDS.get(type(argument.value))
+    if isinstance(argument, (ast.List, ast.Tuple)):  # `["a query", "another"]`: a list of strings
+        elements = [_declared_kind(element, index) for element in argument.elts]
+        if not elements or any(kind is None for kind in elements) or any(
+                isinstance(element, ast.Starred) for element in argument.elts):
+            return None
+        known = [kind for kind in elements if kind is not None]
+        if isinstance(argument, ast.Tuple):
+            return container(items=tuple(known), sort="tuple")
+        held = known[0]
+        for kind in known[1:]:
+            held = join(held, kind)
+        return container(sort="list", elements=held)
     operands = [argument.left, argument.right] if isinstance(argument, ast.BinOp) else [
         argument.left, *argument.comparators] if isinstance(argument, ast.Compare) else [
         argument.operand] if isinstance(argument, ast.UnaryOp) else []
@@ -1098,9 +1155,19 @@ def _index_statement(index: ModuleIndex, statement: cst.CSTNode, top: cst.CSTNod
         _index_class(index, statement, top)
     elif isinstance(statement, (cst.If, cst.Try, cst.With)):
         # Imports and definitions under `if TYPE_CHECKING:`, `try: import x`, etc.
+        imported = dict(index.imports)
         for block in _blocks(statement):
             for inner in block.body:
                 _index_statement(index, inner, top)
+            if isinstance(statement, cst.Try) and block is statement.body:
+                imported = {name: bound for name, bound in index.imports.items() if imported.get(name) != bound}
+        if isinstance(statement, cst.Try) and any(_catches_import_error(h) for h in statement.handlers):
+            # `try: from scipy.spatial import cKDTree / except ImportError: cKDTree = None`: where the
+            # package is installed (as the code expects), the import is what the name is.
+            for name, bound in imported.items():
+                index.imports[name] = bound
+                index.assignments.pop(name, None)
+                index.plain_globals.pop(name, None)
 
 
 def _written_flag(index: ModuleIndex, value: cst.BaseExpression | None) -> bool | None:
@@ -1215,6 +1282,13 @@ def _aliased(index: ModuleIndex, value: cst.BaseExpression) -> str | None:
             "None", "True", "False")):
         return index.qualify(dotted_name(value))
     return None
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    """`except ImportError:`, `except (ImportError, ModuleNotFoundError):`."""
+    caught = handler.type
+    names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught] if caught else []
+    return any(dotted_name(name) in ("ImportError", "ModuleNotFoundError") for name in names)
 
 
 def _blocks(statement: cst.CSTNode):

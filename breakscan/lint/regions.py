@@ -32,6 +32,7 @@ from breakscan.lint.index import (
     is_torch_module_base,
 )
 from breakscan.lint.names import dotted_name, names_a_class
+from breakscan.lint.semantics.untraceable import GENERATOR_CLASS
 from breakscan.lint.traverse import find_nodes, subtree_ids
 from breakscan.lint.walker import (
     TENSOR_CLASSES,
@@ -526,13 +527,16 @@ class Project:
 
     def built_by(self, function: FunctionInfo) -> frozenset[str]:
         """The classes a function's `return`s build (`return AvgNonZeroReducer()`, `return
-        FakeQuantize(...)`): scanned ones and torch's, read from its code."""
+        FakeQuantize(...)`): scanned ones and torch's, read from its code; a generator function
+        builds a generator."""
         found = self._built_by.get(function.key)
         if found is None:
             returns = find_nodes(function.node.body, (cst.Return,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
             found = frozenset(name for r in returns if r.value is not None
                               for name in constructed_classes(function.module, r.value)
                               if name.startswith("torch.") or self.find_class(name))
+            if find_nodes(function.node.body, (cst.Yield,), prune=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                found |= {GENERATOR_CLASS}  # calling a generator function builds a generator
             self._built_by[function.key] = found
         return found
 
@@ -745,7 +749,7 @@ class Project:
             dynamo = self.dynamo.merged(compiled_as[key]).merged(functions[key].module.dynamo)
             results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo,
                                         called=key in called).run()
-        _drop_findings_after_loop_breaks(results)
+        _drop_findings_after_loop_breaks(results, self.root_keys)
         return Analysis(results, functions, graph)
 
     def analyze_unreachable(self, handlers: Callable[[], dict[type, list[Handler]]], module: ModuleIndex,
@@ -1038,7 +1042,7 @@ def _sites(result: FunctionResult) -> list[tuple[CallSite, list[str]]]:
     return [(site, callees[id(site.node), site.order]) for site in result.calls]
 
 
-def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None:
+def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: set[str]) -> None:
     """TorchDynamo cannot resume a frame inside a loop or inside a `try` block's body: a break
     there (in the function itself or in a helper it calls there) makes it run the rest of the
     frame eagerly (for a loop, "graph break in loop, frame skipped": the whole frame it was
@@ -1047,7 +1051,9 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
     only in eager code (`only_if_eager`) is kept where the code runs eagerly, and nowhere else;
     what breaks only when a function it calls breaks (`if_callees_break`), or when something
     under a node breaks (`if_breaks_within`), is kept when that does, and the function then falls
-    back to eager from there, as after a break in a loop."""
+    back to eager from there, as after a break in a loop. A function called from compiled code that
+    TorchDynamo would not trace as a frame of its own (`untraced_alone`) runs untraced after its
+    first break: its later constructs never break either."""
     may_break: dict[str, bool] = {}
 
     def breaks(key: str) -> bool:
@@ -1085,6 +1091,9 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult]) -> None
         # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
         skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
                  + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
+        if result.untraced_alone and key not in roots:
+            # After its first break the rest of it runs as a frame TorchDynamo does not trace.
+            skips += [(f.order, f.arms) for f in certain] + [(s.order, s.arms) for s in breaking_calls]
         skip_from = min((order for order, _ in skips), default=None)
         eager_from = None
         if skip_from is not None:  # the frame traced then started after the last break before it, or at the top

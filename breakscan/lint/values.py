@@ -387,6 +387,9 @@ def is_sparse(value: Value) -> bool:
 # Tensor methods and torch functions whose result is a sparse tensor.
 SPARSE_METHODS = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
                             "to_sparse_bsc"})
+# Methods of a sparse tensor whose result is sparse too (`torch.sparse_coo_tensor(i, v, s).coalesce()`).
+SPARSE_KEEPING_METHODS = frozenset({"coalesce", "clone", "detach", "to", "cpu", "cuda", "float", "double", "half",
+                                    "t", "transpose", "requires_grad_"})
 SPARSE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor",
     "sparse_compressed_tensor"))

@@ -134,6 +134,9 @@ class FunctionResult:
     summaries_read: set[tuple[str, str]] = field(default_factory=set)
     # A method's: the attributes of its object it has set on every way out, with their values.
     stores: dict[str, v.Value] | None = None
+    # A function called from compiled code that TorchDynamo would not trace as a frame of its own
+    # (see RegionWalker.untraced_alone): after a break in it, the rest of it runs untraced.
+    untraced_alone: bool = False
     _returns_seen: bool = False
 
 
@@ -521,13 +524,39 @@ class RegionWalker(cst.CSTVisitor):
         self._variadic = (star.name.value, len(positional)) if isinstance(star, cst.Param) else None
 
     def run(self) -> FunctionResult:
+        entry = list(self.bindings.values())
         self._call_wrappers()
         self.walk(self.function.node.body)
         self._record_exit()
+        self.result.untraced_alone = self.called and self.untraced_alone(entry)
         if self._yielded is not None:  # a generator function: calling it gives a generator of what it yields
             self.result.returns = v.container(holds_tensors=self._yielded in (v.TENSOR, v.TENSORS))
             self.result.return_items = self.result.passthrough = None
         return self.result
+
+    def untraced_alone(self, entry: list[v.Value]) -> bool:
+        """Whether TorchDynamo, given this function as a frame of its own (after a break in it or in
+        what it calls), would not trace it: its code names no torch or NumPy module, and none of
+        its values (at entry and as bound) is or holds a tensor, a module or an array; a plain
+        object holds none to it (`has_tensor_in_frame`). A tokenizer's string helper: its first
+        break is traced in its caller, the rest of it runs untraced."""
+        imports = self.function.module.imports
+        if any((imports.get(name.value) or "").partition(".")[0] in ("torch", "numpy")
+               for name in self.project.memoised(_names_in, self.function.node)):
+            return False
+        locals_ = [value for name, value in self.bindings.items() if "." not in name]
+        return all(self._holds_nothing_traced(value) for value in (*entry, *locals_))
+
+    def _holds_nothing_traced(self, value: v.Value) -> bool:
+        if isinstance(value, v.Container):
+            held = v.held(value)
+            return held is not None and self._holds_nothing_traced(held)
+        if value == v.SELF:
+            return self.cls is not None and not self.project.is_module_class(self.cls) and not self.cls.record
+        if isinstance(value, v.ModuleValue):
+            return all((info := self.project.find_class(name)) is not None and not info.record
+                       and not self.project.is_module_class(info) for name in value.classes)
+        return v.is_plain(value) or isinstance(value, (v.Callables, v.MethodValue))
 
     def _call_wrappers(self) -> None:
         """A decorator's wrapper runs on each call, given what the function is given: the object
@@ -1026,8 +1055,10 @@ class RegionWalker(cst.CSTVisitor):
         if drawn is not None:
             return v.DRAWN_INT if drawn in INT_DRAWS else v.DRAWN_FLOAT
         value = self._call_result(node)
-        if value == v.TENSOR and (self.qualname(node.func) in v.SPARSE_FACTORIES or (
-                isinstance(node.func, cst.Attribute) and node.func.attr.value in v.SPARSE_METHODS)):
+        func = node.func
+        if value == v.TENSOR and (self.qualname(func) in v.SPARSE_FACTORIES or (isinstance(func, cst.Attribute) and (
+                func.attr.value in v.SPARSE_METHODS or (
+                    func.attr.value in v.SPARSE_KEEPING_METHODS and v.is_sparse(self.value(func.value)))))):
             return v.SPARSE
         return v.MASK if value == v.TENSOR and self._makes_mask(node) else value
 
@@ -1153,7 +1184,12 @@ class RegionWalker(cst.CSTVisitor):
             if qualified in v.CONTAINER_BUILTINS:
                 return v.TENSORS if tensor_argument else v.OTHER
             if self._imported(func):
-                return v.UNKNOWN  # an import the analysis cannot read: never guessed to be a tensor
+                # An import the analysis cannot read: never guessed to be a tensor; given Python
+                # values, what the catalogue saw a probe of it return (`unicodedata.normalize`: a str).
+                positional, keywords = self._argument_kinds(node)
+                probed = v.probed_kind(qualified, positional, keywords) if all(
+                    map(v.is_plain, (*positional, *keywords.values()))) else None
+                return probed if probed is not None and v.is_plain(probed) else v.UNKNOWN
         called = self.value(func)
         if isinstance(called, v.ModuleValue):
             return v.TENSOR  # module(x) runs its forward
@@ -1183,23 +1219,32 @@ class RegionWalker(cst.CSTVisitor):
         return found if self.project.method_names(found) else None
 
     def _global_value(self, node: cst.Name) -> v.Value | None:
-        """A module-level number (`SCALE = 0.5`), or a name bound to what a torch function returns
-        (`_TABLE = torch.arange(10)`): a tensor where torch declares one. The compiled code reads it
-        as a global, its data included."""
+        """A module-level number (`SCALE = 0.5`), a name bound to what a torch function returns
+        (`_TABLE = torch.arange(10)`): a tensor where torch declares one, or an object of a scanned
+        class. The compiled code reads it as a global, its data included."""
         if node.value in self.local_imports:
             return None
         module = self.function.module
         if node.value in module.plain_globals:  # `FAST_GELU = True`
             return module.plain_globals[node.value]
         called = module.assignments.get(node.value)
-        if called and called.startswith("torch."):
+        if not called:
+            return None
+        if called.startswith("torch."):
             return v.declared_kind(called)
-        record = self.project.find_class(called) if called else None
-        if record is not None and record.record:  # `EULER = Tableau(alpha=torch.tensor([...]), order=2)`
-            assert called is not None
+        if called in OBJECT_FACTORIES:  # `_BATCHES = iter(loader)`
+            return v.ModuleValue(frozenset({OBJECT_FACTORIES[called]}))
+        maker = self.project.find_function(called)
+        if maker is not None:  # `_STATS = running_stats()`: what the function builds
+            made = self.project.built_by(maker)
+            return v.ModuleValue(made) if made else None
+        built = self.project.find_class(called)
+        if built is None:
+            return None
+        if built.record:  # `EULER = Tableau(alpha=torch.tensor([...]), order=2)`
             return v.ModuleValue(frozenset({called}), fields=self._built_fields(
                 called, module.global_calls[node.value], self._module_level_kind))
-        return None
+        return v.ModuleValue(frozenset({called}))  # `STORE = ActivationStore()`: kept from call to call
 
     def _module_level_kind(self, node: cst.BaseExpression) -> v.Value:
         """What a module-level expression is, read without this function's bindings: a literal,
@@ -2221,6 +2266,11 @@ class RegionWalker(cst.CSTVisitor):
         known = {callee.key for callee in resolved}
         return [method for method in self.project.implementations(name, self.function.module, interface)
                 if method.key not in known and not is_abstract(method.node)]
+
+
+def _names_in(function: cst.FunctionDef) -> list[cst.Name]:
+    """Every name in the function, attribute names included (what its code's `co_names` may hold)."""
+    return [node for node in find_nodes(function.body, (cst.Name,)) if isinstance(node, cst.Name)]
 
 
 def _negated_indices(function: cst.FunctionDef) -> frozenset[str]:

@@ -82,8 +82,8 @@ def test_helper_break_is_attributed_to_the_helper_with_the_caller_in_the_chain(r
 
 
 def test_a_targets_config_change_does_not_leak_into_the_next_target(results):
-    assert results["grad_switch.py", "double"].recompiles  # the step switched grad mode between its calls
-    assert results["grad_switch.py", "needs_grad"].status == "ok", results["grad_switch.py", "needs_grad"].error
+    assert results["grad_switch.py", "double"].recompiles  # the steps switched global state between its calls
+    assert results["grad_switch.py", "needs_defaults"].status == "ok", results["grad_switch.py", "needs_defaults"].error
     assert results["sets_config.py", "fn"].status == "ok"
     assert results["sets_config.py", "fn"].breaks == ()  # capture_scalar_outputs held inside it
     for label in ("Tiny()", "Tiny(6)"):  # without the config, their .item() breaks

@@ -27,13 +27,15 @@ class FirstReads:
     def on_attribute(self, node: cst.Attribute) -> None:
         self.labels.add(id(node.attr))
 
-    def first_read(self, node: cst.Name, ctx) -> bool:
+    def first_read(self, node: cst.Name, ctx, *, passing_on_reads: bool = False) -> bool:
         """Whether this is the function's first read of the name (passing it on, or binding it, is
-        none; once passed on, the helper has read it, and guarded it there)."""
+        none; once passed on, the helper has read it, and guarded it there). `passing_on_reads`:
+        passing it on to a helper is a read too (what TorchDynamo does to a value as the frame
+        loads it, wrapping a sparse tensor, happens in the frame that passes it on)."""
         if id(node) in self.labels or node.value in self.read or id(node) in ctx.memoised(
                 _bound_names, ctx.function.node):
             return False
-        if self.passed_on(node, ctx):
+        if not passing_on_reads and self.passed_on(node, ctx):
             self.read.add(node.value)
             return False
         self.read.add(node.value)

@@ -72,10 +72,12 @@ UNTRACEABLE_CALLS = {
 }
 
 
-def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None) -> str | None:
+def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None,
+                      keywords: frozenset[str] = frozenset()) -> str | None:
     """The GB id a standard-library, NumPy, builtin or skipped call breaks with; None if it is
-    traced. `given_arguments`: whether the call passes any, to tell the forms the catalogue probed
-    apart (`np.random.rand()` returns a number and breaks, `np.random.rand(2)` does not)."""
+    traced. `given_arguments`: whether the call passes any, and `keywords` the names it passes, to
+    tell the forms the catalogue probed apart (`np.random.rand()` returns a number and breaks,
+    `np.random.rand(2)` does not; `np.random.randint(0, n, size=b)` an array, traced)."""
     if qualified is None:
         return None
     if qualified in UNTRACEABLE_CALLS:
@@ -90,7 +92,7 @@ def untraceable_gb_id(qualified: str | None, given_arguments: bool | None = None
         return "GB0156"
     if qualified in catalogue.load().numpy_without_torch_equivalent:
         return "GB0294"
-    probed = probed_break(qualified, given_arguments)
+    probed = probed_break(qualified, given_arguments, keywords)
     if probed:
         return probed[0]
     package = untraceable_package(qualified.partition(".")[0])
@@ -123,35 +125,46 @@ _PROBED_CATEGORIES = frozenset({"stdlib", "numpy", "builtin", "thirdparty"})
 
 
 @functools.lru_cache(maxsize=2048)
-def probed_break(qualified: str, given_arguments: bool | None = None) -> tuple[str, ...]:
+def probed_break(qualified: str, given_arguments: bool | None = None,
+                 keywords: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The GB ids TorchDynamo broke with on a standard-library, NumPy or builtin call, by the
     catalogue (breakscan/lint/data/catalogue.json); () when it did not break there, was not probed,
     or another rule owns the call. Only probes given literals count: there the break is the
     function's, not its argument's (`inspect.signature` breaks on a lambda, not on a function).
-    With `given_arguments` known, the probes of that form (with arguments or without), if any."""
+    With `given_arguments` known, the probes of that form (with arguments or without), if any; of
+    those, the probes passing the same `keywords` (`size=`), if any."""
     if qualified.startswith(_OWNED_ELSEWHERE):
         return ()
     probes = [entry for entry in catalogue.entries(qualified)
               if entry.category in _PROBED_CATEGORIES and entry.status == "ok" and _literal_arguments(entry.call)]
-    same_form = [entry for entry in probes if _passes_arguments(entry.call) == given_arguments]
-    for entry in same_form or probes:
+    same_form = [entry for entry in probes if _passes_arguments(entry.call) == given_arguments] or probes
+    same_keywords = [entry for entry in same_form if _keyword_names(entry.call) == keywords]
+    for entry in same_keywords or same_form:
         if entry.breaks and entry.gb_ids:
             return entry.gb_ids
     return ()
 
 
-# Classes of other libraries whose objects' methods the catalogue probed on an object built outside
-# the compiled code, and the factory functions that build them (`np.random.default_rng(seed)`).
-PROBED_OBJECT_CLASSES = frozenset({"numpy.ndarray", "numpy.random.Generator", "numpy.random.RandomState",
-                                   "random.Random"})
-OBJECT_FACTORIES = {"numpy.random.default_rng": "numpy.random.Generator"}
+# What calling a library function builds, where the catalogue probed the methods of such an object
+# built outside the compiled code: `np.random.default_rng(seed)` a NumPy `Generator`, `iter(xs)` an
+# iterator, `zip(a, b)` and the other iterator classes an object of their own class.
+OBJECT_FACTORIES = {
+    "numpy.random.default_rng": "numpy.random.Generator",
+    "builtins.iter": "builtins.iterator",
+    **{name: name for name in ("builtins.zip", "builtins.map", "builtins.enumerate", "builtins.filter",
+                               "builtins.reversed", "itertools.cycle", "itertools.count", "itertools.chain",
+                               "itertools.islice", "itertools.repeat")},
+}
+# The class of what calling a generator function gives.
+GENERATOR_CLASS = "builtins.generator"
 
 
 @functools.lru_cache(maxsize=512)
 def object_method_break(cls: str, name: str) -> tuple[str, ...]:
-    """The GB ids TorchDynamo broke with on a method of an object of one of `PROBED_OBJECT_CLASSES`:
-    a NumPy array's method that a tensor does not have (`a.tobytes()`), a random generator's draw
-    (`rng.choice(4)`), by the catalogue; () when it traced it or it was not probed."""
+    """The GB ids TorchDynamo broke with on a method of an object of class `cls` built outside the
+    compiled code: a NumPy array's method that a tensor does not have (`a.tobytes()`), a random
+    generator's draw (`rng.choice(4)`), an iterator's `__next__` (`next(it)`) or `__iter__` (a `for`
+    loop over it), by the catalogue; () when it traced it or it was not probed."""
     for entry in catalogue.entries(f"{cls}.{name}"):
         if entry.category in _PROBED_CATEGORIES and entry.status == "ok" and entry.breaks and entry.gb_ids:
             return entry.gb_ids
@@ -173,6 +186,11 @@ def _is_dotted(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def _keyword_names(call: str) -> frozenset[str]:
+    expression = ast.parse(call, mode="eval").body
+    return frozenset(k.arg for k in expression.keywords if k.arg) if isinstance(expression, ast.Call) else frozenset()
 
 
 def _passes_arguments(call: str) -> bool:

@@ -1,8 +1,11 @@
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.index import FunctionInfo
+from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.untraceable import LOCK_CLASSES, UNSUPPORTED_FACTORIES
+from breakscan.lint.traverse import find_nodes
 
 
 class UnsupportedContextManager(Rule):
@@ -24,6 +27,9 @@ class UnsupportedContextManager(Rule):
     `unittest.mock.patch`, and `threading.Lock` / `RLock` objects (`with self._lock:`). Also an
     object of a scanned class with its own `__enter__` that the compiled code did not build: kept
     in an attribute (`with self.scope:`), at module level, or given to the compiled function.
+    And a call of a scanned function that returns one of those factories' managers (`with
+    self.rng_scope():` where it returns `torch.random.fork_rng(...)`; a warning when it returns
+    another manager on other paths), with the factory's call in it.
 
     ## Why is this bad?
     Entering an unsupported context manager is a graph break TorchDynamo cannot resume from
@@ -49,6 +55,23 @@ class UnsupportedContextManager(Rule):
     build a user context manager where it is entered: `with Scope(self.name):`.)
     """
     invalid = (
+        Example("""
+            import torch
+            from torch import nn
+
+            class Consistency(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(8, 4)
+
+                def rng_scope(self):
+                    return torch.random.fork_rng(devices=[])  # break
+
+                def forward(self, x):
+                    with self.rng_scope():  # break
+                        first = self.head(x.relu())
+                    return first + self.head(x)
+        """, entry="Consistency()", inputs="torch.randn(2, 8)"),
         Example("""
             import torch
 
@@ -169,6 +192,28 @@ class UnsupportedContextManager(Rule):
                 ctx.report(self, manager)
             elif _made_before(manager, ctx):
                 ctx.report(self, manager)
+            elif isinstance(manager, cst.Call) and (made := _returned_unsupported(manager, ctx)) is not None:
+                callee, returned, every = made
+                ctx.report(self, manager, f"`{ctx.code(manager.func)}()` returns `{ctx.code(returned.func)}(...)`, a "
+                                          "context manager TorchDynamo cannot enter: it skips the whole function, "
+                                          "which runs eagerly", severity=None if every else "warning")
+                ctx.report_in(self, callee, returned, "this builds a context manager TorchDynamo cannot trace (a "
+                                                      "`with` over it breaks again): the graph breaks here")
+
+
+def _returned_unsupported(manager: cst.Call, ctx) -> tuple[FunctionInfo, cst.Call, bool] | None:
+    """`with self.rng_scope():` where the method returns `torch.random.fork_rng(...)`: the function,
+    that call, and whether every `return` of it gives one (else it is entered on some paths only)."""
+    callee = ctx.callee(manager)
+    if callee is None:
+        return None
+    returns = [r.value for r in find_nodes(callee.node.body, (cst.Return,), prune=(cst.FunctionDef, cst.Lambda))
+               if isinstance(r, cst.Return)]
+    unsupported = [value for value in returns if isinstance(value, cst.Call)
+                   and callee.module.qualify(dotted_name(value.func)) in UNSUPPORTED_FACTORIES]
+    if not unsupported:
+        return None
+    return callee, unsupported[0], len(unsupported) == len(returns)
 
 
 def _is_lock(value) -> bool:

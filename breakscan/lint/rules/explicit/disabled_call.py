@@ -20,7 +20,9 @@ class DisabledCall(Rule):
     is disabled, objects built from classes whose `__init__` is disabled, `with Manager(...):`
     where the class's `__enter__` or `__exit__` is disabled, inline
     `torch.compiler.disable(g)(x)`, loops over an object whose class's `__iter__` is disabled,
-    and nested functions decorated inside the compiled code. A
+    and nested functions decorated inside the compiled code; also functions decorated by a
+    decorator of the same module that hands them to `torch.compiler.disable`
+    (`wrapped = torch.compiler.disable(fn); return functools.wraps(fn)(wrapped)`). A
     call of a value that may be one of several functions (`self.act = ACTIVATIONS[kind]`, a
     module-level table) of which some are disabled is a warning.
 
@@ -48,6 +50,23 @@ class DisabledCall(Rule):
     `torch.library.custom_op` so they become one node in the graph instead of a break.
     """
     invalid = (
+        Example("""
+            import functools
+            import torch
+
+            def reference_impl(fn):
+                wrapped = torch.compiler.disable(fn, recursive=True)
+                return functools.wraps(fn)(wrapped)
+
+            @reference_impl
+            def spatial_hash(coords, table_size):
+                return (coords * 2654435761) % table_size
+
+            @torch.compile
+            def fn(x):
+                idx = spatial_hash((x * 100).long(), 1024)  # break
+                return x + idx
+        """),
         Example("""
             import torch
             from torch import nn

@@ -84,15 +84,13 @@ class TensorToNumber(Rule):
                     self.scores = scores
                     self.min_score = min_score
 
-                def __bool__(self):
+                def confident(self):
                     return bool((self.scores > self.min_score).any())  # break
 
             class Filter(nn.Module):
                 def forward(self, x):
                     dets = Detections(x * 2, x.sigmoid())
-                    if not dets:
-                        return x.new_zeros(0)
-                    return dets.boxes
+                    return dets.boxes * dets.confident()  # break (another rule)
         """, entry="Filter()"),
     )
     valid = (

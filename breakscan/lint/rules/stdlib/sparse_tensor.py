@@ -19,10 +19,11 @@ class SparseTensor(Rule):
                 "dense (`.to_dense()`) when it is small")
     docs = """
     ## What it does
-    Flags the first read, in code that runs under `torch.compile`, of a sparse tensor: one made by
-    `.to_sparse()` (and the `to_sparse_csr/csc/bsr/bsc` forms) or `torch.sparse_coo_tensor`
-    (and the other sparse constructors), a buffer or attribute `__init__` sets to one, or one the
-    calls `BREAKSCAN_TARGETS` declares pass. As a warning, a parameter of the compiled function
+    Flags the first read, in each function that runs under `torch.compile`, of a sparse tensor
+    (passing it on to a helper reads it): one made by `.to_sparse()` (and the
+    `to_sparse_csr/csc/bsr/bsc` forms) or `torch.sparse_coo_tensor` (and the other sparse
+    constructors, and what `.coalesce()`, `.clone()`, `.to()`... of one give), a buffer or
+    attribute `__init__` sets to one, or one the calls `BREAKSCAN_TARGETS` declares pass. As a warning, a parameter of the compiled function
     that it gives first to `torch.sparse.mm` (`torch.sparse.sum`, `torch.sparse.softmax`...), which takes
     sparse tensors: the analysis cannot tell whether the caller passes a sparse one.
 
@@ -83,6 +84,26 @@ class SparseTensor(Rule):
         """, entry="propagate", inputs="(torch.randn(4, 8), torch.ones(4, 4))"),
         Example("""
             import torch
+            from torch import nn
+
+            def adjacency(rows, cols, n):
+                vals = torch.ones(rows.numel())
+                return torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (n, n)).coalesce()  # break (another rule)
+
+            class Propagate(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(4, 8)
+
+                def spread(self, adj):
+                    return torch.sparse.mm(adj, self.emb.weight)  # break
+
+                def forward(self, rows, cols):
+                    adj = adjacency(rows, cols, 4)
+                    return self.spread(adj).sum()  # break
+        """, entry="Propagate()", inputs="(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3]))"),
+        Example("""
+            import torch
 
             @torch.compile
             def spectral(x, laplacian):
@@ -129,7 +150,7 @@ class SparseTensor(Rule):
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         if v.is_sparse(ctx.local_value(node.value)):  # a local or a parameter: no global is one
-            if self.reads.first_read(node, ctx):
+            if self.reads.first_read(node, ctx, passing_on_reads=True):
                 ctx.report(self, node)
         elif not self.reads.is_label(node):
             self.used.add(node.value)  # for the guess above: a parameter used before its sparse call

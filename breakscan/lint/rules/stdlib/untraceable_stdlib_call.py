@@ -16,7 +16,8 @@ from breakscan.lint.semantics.untraceable import (
 class UntraceableStdlibCall(Rule):
     id = "BS505"
     name = "untraceable-stdlib-call"
-    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055", "GB0134", "GB8335", "GB0158")
+    gb_ids = ("GB0007", "GB0156", "GB0008", "GB0147", "GB0059", "GB0033", "GB0294", "GB0055", "GB0134", "GB8335", "GB0158",
+              "GB0142")
     message = "this call (standard library, NumPy, a builtin, or a library on TorchDynamo's skip list) cannot be traced: the graph breaks here"
     fix_hint = "move the call out of the compiled code (compute it once outside, pass the result in)"
     docs = """
@@ -43,7 +44,7 @@ class UntraceableStdlibCall(Rule):
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
     | a NumPy array's method that a tensor does not have and `torch._numpy` does not model (`a.tobytes()`; the catalogue's `numpy.ndarray.*` probes) | GB0158 |
-    | a method of a NumPy random generator built outside the compiled code (`self.rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)` in `__init__`, then `self.rng.choice(...)`; the catalogue's `numpy.random.Generator.*` and `numpy.random.RandomState.*` probes: every one breaks) | GB0156 |
+    | a method of a NumPy random generator built outside the compiled code (`self.rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)` in `__init__`, then `self.rng.choice(...)`; the catalogue's `numpy.random.Generator.*` and `numpy.random.RandomState.*` probes: every one breaks), or of a `queue.Queue` or `threading.Lock` the model keeps (`self.pending.put_nowait(...)`) | GB0156, GB0142 |
 
     A SciPy call, whatever it is given: TorchDynamo does not skip SciPy, traces into its Python
     code (array-API dispatch, wrappers of compiled ufuncs) and breaks there; every SciPy call the
@@ -215,6 +216,19 @@ class UntraceableStdlibCall(Rule):
                 return x * len(byte_length((x * 100).long()))
         """),
         Example("""
+            import unicodedata
+            import torch
+
+            def normalize(text):
+                # no tensor, no torch: after its first break TorchDynamo leaves this frame untraced
+                text = unicodedata.normalize("NFKD", text)  # break
+                return "".join(c for c in text if not unicodedata.combining(c))
+
+            @torch.compile
+            def fn(x):
+                return x * len(normalize("Cafe au lait"))
+        """),
+        Example("""
             import numpy as np
             import torch
 
@@ -304,7 +318,8 @@ class UntraceableStdlibCall(Rule):
             return
         receiver = ctx.value(func.value) if isinstance(func, cst.Attribute) else None
         if isinstance(func, cst.Attribute) and isinstance(receiver, v.ModuleValue) and len(receiver.classes) == 1 and (
-                (cls := next(iter(receiver.classes))).startswith("numpy.") and object_method_break(cls, func.attr.value)):
+                not (cls := next(iter(receiver.classes))).startswith("random.")  # python-random-call's
+                and object_method_break(cls, func.attr.value)):
             ctx.report(self, node, f"TorchDynamo cannot trace `.{func.attr.value}()` of a `{cls}` built outside the "
                                    "compiled code: the graph breaks here")
             return
@@ -320,7 +335,8 @@ class UntraceableStdlibCall(Rule):
             ctx.report(self, node, f"`{qualified}` consumes the generator it is given in C code, where TorchDynamo "
                                    "cannot follow it: the graph breaks here")
             return
-        if untraceable_gb_id(qualified, given_arguments=bool(node.args)) is None:
+        keywords = frozenset(a.keyword.value for a in node.args if a.keyword is not None)
+        if untraceable_gb_id(qualified, given_arguments=bool(node.args), keywords=keywords) is None:
             return
         if untraceable_package(qualified.partition(".")[0]) and not probed_break(qualified, bool(node.args)):
             if ctx.find_function(qualified) is not None or ctx.find_class(qualified) is not None:
