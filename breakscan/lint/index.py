@@ -458,6 +458,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     made by a torch factory with other sizes a varying shape (BR008)."""
     offset = 0
     evaluating = None  # the mode a chained `.eval()` / `.train(...)` leaves the object in
+    if isinstance(entry, ast.Call) and isinstance(entry.func, ast.Name) and entry.func.id in index.functions:
+        entry = _HelpersInlined(index).visit(entry)  # `eval_model()` that returns `Net().eval()`
     while isinstance(entry, ast.Call) and isinstance(entry.func, ast.Attribute) and isinstance(entry.func.value, ast.Call):
         if evaluating is None and entry.func.attr in ("eval", "train"):
             evaluating = entry.func.attr == "eval" or _turns_training_off(entry)
@@ -1740,7 +1742,8 @@ def _unsubscripted(annotation: cst.BaseExpression) -> cst.BaseExpression:
 
 
 # `list()`, `dict()`, `set()`: empty containers of that sort.
-_EMPTY_CONTAINERS = {"builtins.list": "list", "builtins.dict": "dict", "builtins.set": "set"}
+_EMPTY_CONTAINERS = {"builtins.list": "list", "builtins.dict": "dict", "builtins.set": "set",
+                     "collections.deque": "list", "collections.OrderedDict": "dict"}
 
 
 # Builtins that always give a value of one Python kind.
@@ -1901,9 +1904,8 @@ class _SelfAttributeCollector:
             return container(items=items, sort="list" if isinstance(value, cst.List) else "tuple")
         if isinstance(value, cst.Set):
             return container(sort="set")
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and (
-                self.index.qualify(value.func.value) in _EMPTY_CONTAINERS):
-            sort = _EMPTY_CONTAINERS[self.index.qualify(value.func.value) or ""]
+        if isinstance(value, cst.Call) and self.index.qualify(dotted_name(value.func)) in _EMPTY_CONTAINERS:
+            sort = _EMPTY_CONTAINERS[self.index.qualify(dotted_name(value.func)) or ""]
             if value.args:  # `dict(DEFAULTS, **overrides)`, `list(sizes)`: of that sort, holding what is not known
                 return container(sort=sort, elements=UNKNOWN)
             return container(keys=(), sort=sort) if sort == "dict" else container(items=(), sort=sort)

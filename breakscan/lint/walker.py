@@ -1444,6 +1444,8 @@ class RegionWalker(cst.CSTVisitor):
             return v.SOME_PATHS_TENSOR if v.on_some_paths(value) else v.TENSOR
         if value == v.SHAPE:
             return v.INT  # `b, c = x.size()`, `for n in x.shape`
+        if v.varying_constant(value) == "literal":
+            return value  # `lo, hi = clip` where the declared calls give other tuples: other items too
         return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
 
     def _bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:

@@ -33,7 +33,7 @@ class FirstReads:
         passing it on to a helper is a read too (what TorchDynamo does to a value as the frame
         loads it, wrapping a sparse tensor, happens in the frame that passes it on)."""
         if id(node) in self.labels or node.value in self.read or id(node) in ctx.memoised(
-                _bound_names, ctx.function.node):
+                _bound_names, ctx.function.node) or id(node) in ctx.memoised(_unpacked, ctx.function.node):
             return False
         if not passing_on_reads and self.passed_on(node, ctx):
             self.read.add(node.value)
@@ -81,12 +81,20 @@ def first_reads(function: cst.FunctionDef) -> dict[str, cst.Name]:
     return found
 
 
+def _unpacked(function: cst.FunctionDef) -> frozenset[int]:
+    """`id` of the names a function unpacks as they are (`lo, hi = clip`): TorchDynamo reads their
+    items there, each guarded where it is used, not the sequence."""
+    return frozenset(id(node.value) for node in find_nodes(function.body, (cst.Assign,), prune=(
+        cst.FunctionDef, cst.Lambda, cst.ClassDef)) if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name)
+        and all(isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets))
+
+
 def guarding_reads(function: cst.FunctionDef) -> tuple[dict[int, int], dict[str, int]]:
     """Each call's place in the function's body, in source order, and each name's first read there
-    that is no argument passed as it is (`f(t)`, which a helper the walk inlines reads, if at all):
-    a Python value the frame was given is guarded at that read, and is one constant from then on,
+    that is no argument passed as it is (`f(t)`, which a helper the walk inlines reads, if at all)
+    nor a sequence unpacked as it is (`lo, hi = clip`, each item read where it is used): a Python value the frame was given is guarded at that read, and is one constant from then on,
     for the helpers it is passed to too."""
-    bound = _bound_names(function)
+    bound = _bound_names(function) | _unpacked(function)
     places: dict[int, int] = {}
     first: dict[str, int] = {}
     passed: set[int] = set()

@@ -17,8 +17,9 @@ class ContainerAttributeGrown(Rule):
                 "or in a preallocated tensor buffer")
     docs = """
     ## What it does
-    Flags a list, dict or set attribute of an `nn.Module` (built as `[]`, `{}`, `set()`... in
-    `__init__`), of the object whose method is compiled, or of an object of a class only ever
+    Flags a list, dict or set attribute of an `nn.Module` (built as `[]`, `{}`, `set()`,
+    `collections.deque(maxlen=n)` (a list to TorchDynamo: it recompiles until the deque is full),
+    `OrderedDict()`... in `__init__`), of the object whose method is compiled, or of an object of a class only ever
     built in an `__init__` and stored there (a helper the module holds), that the compiled code adds to
     (`append`, `extend`, `insert`, `+=`, `add`, `update`, `setdefault`, `d[key] = ...`) without
     taking anything out of it on every call (`pop`, `remove`, `clear`, `discard`, `del`, or
@@ -51,6 +52,29 @@ class ContainerAttributeGrown(Rule):
     ```
     """
     invalid = (
+        Example("""
+            from collections import deque
+
+            import torch
+            from torch import nn
+
+            class Smoother:
+                def __init__(self, window=3):
+                    self.history = deque(maxlen=window)
+
+                def __call__(self, probs):
+                    self.history.append(probs)  # recompile
+                    return torch.stack(tuple(self.history)).mean(0)
+
+            class Segmenter(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cls = nn.Linear(4, 3)
+                    self.smoother = Smoother()
+
+                def forward(self, x):
+                    return self.smoother(self.cls(x).softmax(-1))
+        """, entry="Segmenter()", inputs="[torch.ones(4), torch.ones(4), torch.ones(4)]"),
         Example("""
             import torch
 

@@ -5,7 +5,7 @@ from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.built import built_truth
 from breakscan.lint.semantics.state import held_attribute, persistent_attribute
 from breakscan.lint.semantics.steps import step_methods
-from breakscan.lint.traverse import find_nodes, subtree_ids
+from breakscan.lint.traverse import find_nodes, parent_map, subtree_ids
 
 
 class ModuleAttributeUpdated(Rule):
@@ -33,7 +33,11 @@ class ModuleAttributeUpdated(Rule):
     where TorchDynamo installs its guard: the read, or, for a copy in a local (`count =
     self.count`), where the local is first used. An int counted up under a test of a tensor's data
     (`if not torch.isfinite(loss): self.skipped += 1`) is a warning: only calls whose data takes
-    that branch recompile.
+    that branch recompile. An attribute of a held object read through a local name for it (`cfg =
+    self.precision; cfg.use_amp`) is read there. A list, dict or set attribute whose contents a
+    step changes (`self.enabled.update(names)`) is guarded where it is read; a list whose numbers
+    a step sets (`self.side_weights[i] = float(w)`), where its items are first used (in a loop over
+    it, or over a `zip` or `enumerate` of it: where the loop's name for the item is first read).
 
     ## Why is this bad?
     TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
@@ -355,6 +359,49 @@ class ModuleAttributeUpdated(Rule):
             BREAKSCAN_TARGETS = {"Restorer()": "[torch.ones(1, 3, 8, 8), enable_amp, torch.ones(1, 3, 8, 8)]"}
         """, entry="Restorer()", inputs="[torch.ones(1, 3, 8, 8), enable_amp, torch.ones(1, 3, 8, 8)]"),
         Example("""
+            import torch
+            from torch import nn
+
+            class DeepSupervision(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.heads = nn.ModuleList(nn.Linear(4, 1) for _ in range(3))
+                    self.side_weights = [1.0] * 3
+
+                def set_side_weights(self, weights):
+                    for i, w in enumerate(weights):
+                        self.side_weights[i] = float(w)
+
+                def forward(self, x):
+                    loss = x.new_zeros(())
+                    for weight, head in zip(self.side_weights, self.heads):
+                        loss = loss + weight * head(x).mean()  # recompile
+                    return loss
+
+            BREAKSCAN_TARGETS = {"DeepSupervision()": "[torch.ones(2, 4), lambda m: m.set_side_weights([1.0, 0.5, 0.0]), torch.ones(2, 4)]"}
+        """, entry="DeepSupervision()", inputs="[torch.ones(2, 4), lambda m: m.set_side_weights([1.0, 0.5, 0.0]), torch.ones(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class LossBank(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.enabled = {"l1"}
+
+                def enable(self, *names):
+                    self.enabled.update(names)
+
+                def forward(self, pred, target):
+                    loss = pred.new_zeros(())
+                    for name in sorted(self.enabled):  # recompile
+                        diff = pred - target
+                        loss = loss + (diff.abs().mean() if name == "l1" else diff.pow(2).mean())
+                    return loss
+
+            BREAKSCAN_TARGETS = {"LossBank()": "[(torch.ones(4), torch.zeros(4)), lambda m: m.enable('l2'), (torch.ones(4), torch.zeros(4))]"}
+        """, entry="LossBank()", inputs="[(torch.ones(4), torch.zeros(4)), lambda m: m.enable('l2'), (torch.ones(4), torch.zeros(4))]"),
+        Example("""
             import dataclasses
             import torch
             from torch import nn
@@ -670,6 +717,14 @@ class ModuleAttributeUpdated(Rule):
         self.first_reads[name] = node
         self.kinds[name] = kind
         step = _set_between_calls(ctx).get(name)
+        items_step, numbers = _items_set_between_calls(ctx).get(name, (None, False)) if step is None else (None, False)
+        if items_step is not None and name not in self.reported:
+            self.reported.add(name)
+            # numbers in a list are guarded where each is used; a dict's keys, a set where it is read
+            ctx.report(self, _item_use(node, ctx) if numbers else node, f"`{items_step}`, a step BREAKSCAN_TARGETS declares between "
+                                                   "calls, changes what this list, dict or set attribute of the module "
+                                                   "holds: TorchDynamo guards on its contents where it uses them, so "
+                                                   "the call after the step recompiles", severity="warning")
         if step is not None and name not in self.reported:
             self.reported.add(name)
             owner = f"`self.{name.rpartition('.')[0]}`" if "." in name else "the module"
@@ -750,8 +805,11 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
 
 def _guarded(attribute: str, kind: v.Value, ctx) -> bool:
     """Whether TorchDynamo guards on the attribute's value: a number, bool or None; a string too,
-    where a step between the declared calls sets it (a string the compiled code stores is left)."""
-    return kind in _SPECIALISED or (kind == v.STR and attribute in _set_between_calls(ctx))
+    where a step between the declared calls sets it (a string the compiled code stores is left);
+    a container whose contents such a step changes (`self.side_weights[i] = float(w)`,
+    `self.enabled.update(names)`): its length, keys and items."""
+    return kind in _SPECIALISED or (kind == v.STR and attribute in _set_between_calls(ctx)) or (
+        attribute in _items_set_between_calls(ctx))
 
 
 def _attribute_read(node: cst.BaseExpression, ctx) -> str | None:
@@ -801,6 +859,80 @@ def _set_between_calls(ctx) -> dict[str, str]:
     for path, attribute, step in ctx.module.declared_step_stores.get(ctx.function.class_name, ()):
         stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
     return stored
+
+
+def _items_set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
+    """The container attributes of this method's object whose contents the steps between the
+    declared calls change, by the methods they call on it: each with the step, and whether it
+    stores numbers in the items only."""
+    if ctx.function.class_name is None:
+        return {}
+    own = f"{ctx.module.name}.{ctx.function.class_name}"
+    changed: dict[str, tuple[str, bool]] = {}
+    for called in step_methods(ctx):
+        if own in called.reached:
+            for attribute, numbers in ctx.memoised(_contents_changed, called.method.node).items():
+                changed.setdefault(attribute, (called.step, numbers))
+    return changed
+
+
+def _item_use(read: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """Where the items of a list read at `read` are first used: a loop over it (or over a `zip` or
+    `enumerate` of it) uses its item where the loop's name for it is first read; else `read`."""
+    parents = ctx.memoised(parent_map, ctx.function.node)
+    iterated, position = read, None
+    holder = parents.get(id(read))
+    if isinstance(holder, cst.Arg) and isinstance(zipped := parents.get(id(holder)), cst.Call):
+        called = ctx.qualname(zipped.func)
+        if called not in ("builtins.zip", "builtins.enumerate"):
+            return read
+        iterated = zipped
+        position = 1 if called == "builtins.enumerate" else [a.value for a in zipped.args].index(read)
+    loop = parents.get(id(iterated))
+    if not (isinstance(loop, cst.For) and loop.iter is iterated):
+        return read
+    target = loop.target
+    if position is not None:
+        if not (isinstance(target, cst.Tuple) and position < len(target.elements)):
+            return read
+        target = target.elements[position].value
+    if not isinstance(target, cst.Name):
+        return read
+    name = target.value
+    return next((n for n in find_nodes(loop.body, (cst.Name,)) if isinstance(n, cst.Name) and n.value == name), read)
+
+
+def _contents_changed(function: cst.FunctionDef) -> dict[str, bool]:
+    """The container attributes whose contents a method changes: numbers stored in its items
+    (`self.side_weights[i] = float(w)`: a literal, or `float()`/`int()`/`bool()` of something), or
+    a mutating method called on it (`self.enabled.update(names)`, `self.policy.update(bits)`):
+    whether only numbers are stored in its items, by attribute."""
+    found: dict[str, bool] = {}
+    for node in find_nodes(function.body, (cst.Assign, cst.Call), prune=(cst.FunctionDef, cst.Lambda)):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING and _own(func.value):
+                assert isinstance(func.value, cst.Attribute)
+                found[func.value.attr.value] = False
+            continue
+        assert isinstance(node, cst.Assign)
+        number = isinstance(node.value, (cst.Integer, cst.Float)) or (isinstance(node.value, cst.Call) and isinstance(
+            node.value.func, cst.Name) and node.value.func.value in ("float", "int", "bool"))
+        for target in (t.target for t in node.targets):
+            if number and isinstance(target, cst.Subscript) and _own(target.value):
+                assert isinstance(target.value, cst.Attribute)
+                found.setdefault(target.value.attr.value, True)
+    return found
+
+
+# Methods that change a list's, dict's or set's contents.
+_MUTATING = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
+                       "setdefault", "popitem"})
+
+
+def _own(node: cst.BaseExpression) -> bool:
+    """`self.name`."""
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _off_by_default(ctx) -> bool:

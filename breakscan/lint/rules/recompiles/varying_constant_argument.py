@@ -27,7 +27,8 @@ class VaryingConstantArgument(Rule):
     by its code as the frame starts. Likewise a parameter given a tensor by some calls and None
     by others (an optional mask passed on some calls only: the others leave it to its default),
     where it is first used (`if mask is not None`); and other lists, tuples or dicts of
-    constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there.
+    constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there; a
+    tuple unpacked as it is (`lo, hi = clip`) is guarded where its items are first used.
 
     ## Why is this bad?
     TorchDynamo 2.13 treats a bool, a function, a class or a dtype as a constant and never makes
@@ -122,6 +123,22 @@ class VaryingConstantArgument(Rule):
 
             BREAKSCAN_TARGETS = {"MultiHead()": "[(torch.randn(2, 4), ['a']), (torch.randn(2, 4), ['a', 'b'])]"}
         """, entry="MultiHead()", inputs="[(torch.randn(2, 4), ['a']), (torch.randn(2, 4), ['a', 'b'])]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class RunningNorm(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("mean", torch.zeros(4))
+
+                def forward(self, obs, clip=(-5.0, 5.0)):
+                    z = obs - self.mean
+                    lo, hi = clip
+                    return z.clamp(lo, hi)  # recompile
+
+            BREAKSCAN_TARGETS = {"RunningNorm()": "[(torch.randn(2, 4),), (torch.randn(2, 4), (-10.0, 10.0))]"}
+        """, entry="RunningNorm()", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4), (-10.0, 10.0))]"),
     )
     valid = (
         Example("""
@@ -142,6 +159,7 @@ class VaryingConstantArgument(Rule):
     def __init__(self) -> None:
         self.reads = FirstReads()
         self.objects: set[str] = set()  # the object parameters reported
+        self.literal_calls: set[int] = set()  # `id` of the calls given a varying literal (or items of one) reported
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         self.reads.on_call(node)  # inlined: the helper reads the flag, and guards it there
@@ -161,6 +179,10 @@ class VaryingConstantArgument(Rule):
                                                      "it is (a function by its code, as the frame starts), so each "
                                                      "other one compiles the function again")
         elif varying in _GUARDED_WHERE_READ and self.reads.first_read(node, ctx):
+            call = id(self.reads.argument_of.get(id(node), node))
+            if varying == "literal" and call in self.literal_calls:
+                return  # `z.clamp(lo, hi)`, both items of one varying tuple: one guard fails first
+            self.literal_calls.add(call)
             given, guard = _GUARDED_WHERE_READ[varying]
             ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` {given}: TorchDynamo "
                                    f"guards on {guard} here, so the other one compiles the function again")
@@ -169,6 +191,6 @@ class VaryingConstantArgument(Rule):
 # What the declared calls give, and what TorchDynamo guards where the value is first read, by kind.
 _GUARDED_WHERE_READ = {
     "bool": ("both True and False", "its value (a bool never becomes dynamic)"),
-    "literal": ("other lists, tuples or dicts of constants", "their length and items"),
+    "literal": ("other lists, tuples or dicts of constants (or other items of them)", "their length and items"),
     "optional": ("a tensor on some calls and None on others", "which it is"),
 }

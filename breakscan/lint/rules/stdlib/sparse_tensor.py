@@ -15,6 +15,7 @@ class SparseTensor(Rule):
     gb_ids = ("GB0015",)
     message = ("a sparse tensor is read here: TorchDynamo 2.13 cannot wrap one, so the graph breaks here and the "
                "rest of the function runs eagerly")
+    skips_frame = True
     fix_hint = ("keep sparse tensors out of compiled code: run the sparse product outside it, or store the matrix "
                 "dense (`.to_dense()`) when it is small")
     docs = """
@@ -23,7 +24,10 @@ class SparseTensor(Rule):
     (passing it on to a helper reads it): one made by `.to_sparse()` (and the
     `to_sparse_csr/csc/bsr/bsc` forms) or `torch.sparse_coo_tensor` (and the other sparse
     constructors, and what `.coalesce()`, `.clone()`, `.to()`... of one give), a buffer or
-    attribute `__init__` sets to one, or one the calls `BREAKSCAN_TARGETS` declares pass. As a warning, a parameter of the compiled function
+    attribute `__init__` sets to one, or one the calls `BREAKSCAN_TARGETS` declares pass; and a
+    method called on one as it is made (`torch.sparse_coo_tensor(i, v, size).coalesce()`: the code
+    resumed after making it reads it at once). The rest of that function runs eagerly, so later
+    constructs in it are not reported. As a warning, a parameter of the compiled function
     that it gives first to `torch.sparse.mm` (`torch.sparse.sum`, `torch.sparse.softmax`...), which takes
     sparse tensors: the analysis cannot tell whether the caller passes a sparse one.
 
@@ -88,7 +92,7 @@ class SparseTensor(Rule):
 
             def adjacency(rows, cols, n):
                 vals = torch.ones(rows.numel())
-                return torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (n, n)).coalesce()  # break (another rule)
+                return torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (n, n)).coalesce()  # break
 
             class Propagate(nn.Module):
                 def __init__(self):
@@ -147,6 +151,12 @@ class SparseTensor(Rule):
         if v.is_sparse(ctx.value(node)) and ctx.code(node) not in self.attributes:
             self.attributes.add(ctx.code(node))
             ctx.report(self, node)
+        elif isinstance(node.value, cst.Call) and v.is_sparse(ctx.value(node.value)):
+            # `torch.sparse_coo_tensor(i, v, size).coalesce()`: the code resumed after making it
+            # reads it at once
+            ctx.report(self, node.value, "a sparse tensor made here is read at once (its method is called): "
+                                         "TorchDynamo 2.13 cannot wrap one, so the graph breaks here and the rest "
+                                         "of the function runs eagerly")
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         if v.is_sparse(ctx.local_value(node.value)):  # a local or a parameter: no global is one
