@@ -60,30 +60,35 @@ OPTIMIZERS = ("SGD", "Adam", "AdamW")
 QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMaxObserver",
                         "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
                         "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "QuantStub", "DeQuantStub")
-# Objects of other libraries whose methods are probed: input name -> (class, how it is built).
+# Objects a model keeps from call to call, built outside the compiled code (in `__init__`, or at module
+# level): name -> (the object's class, the module-level code that builds it). The probes build them at
+# module level, where the lint sees what they are, as it does for an attribute set in `__init__`.
+# Library objects whose methods are probed: NumPy's and Python's random generators, a queue a model
+# fills for a logging or serving thread (holding items to take), a lock.
 LIBRARY_OBJECTS = {
-    "gen": ("numpy.random.Generator", "__import__('numpy').random.default_rng(0)"),
-    "rstate": ("numpy.random.RandomState", "__import__('numpy').random.RandomState(0)"),
-    "prng": ("random.Random", "__import__('random').Random(0)"),
-    # a queue a model fills for a logging or serving thread, holding items to take
-    "fifo": ("queue.Queue", "(lambda q: [q.put(i) for i in range(8)] and q)(__import__('queue').Queue())"),
-    "lock": ("threading.Lock", "__import__('threading').Lock()"),
+    "gen": ("numpy.random.Generator", "import numpy as np\ngen = np.random.default_rng(0)"),
+    "rstate": ("numpy.random.RandomState", "import numpy as np\nrstate = np.random.RandomState(0)"),
+    "prng": ("random.Random", "import random\nprng = random.Random(0)"),
+    "fifo": ("queue.Queue", "import queue\nfifo = queue.Queue()\nfor i in range(8):\n    fifo.put(i)"),
+    "lock": ("threading.Lock", "import threading\nlock = threading.Lock()"),
 }
-# Iterators built outside the compiled code and kept by the model (`self.batches = iter(loader)` in
-# `__init__`, a generator kept as a coroutine): input name -> (the object's class, how it is built).
-# The compiled code advances them (`next`, a `for` loop, a generator's `send`).
+# Iterators the compiled code advances (`next`, a `for` loop, a generator's `send`): `self.batches =
+# iter(loader)`, a generator kept as a coroutine.
 HELD_ITERATORS = {
-    "it_generator": ("builtins.generator", "(i * 1.0 for i in range(100))"),
-    "it_iter": ("builtins.iterator", "iter([1.0] * 100)"),
-    "it_zip": ("builtins.zip", "zip([1.0] * 100, [2.0] * 100)"),
-    "it_map": ("builtins.map", "map(float, range(100))"),
-    "it_enumerate": ("builtins.enumerate", "enumerate([1.0] * 100)"),
-    "it_filter": ("builtins.filter", "filter(None, [1.0] * 100)"),
-    "it_reversed": ("builtins.reversed", "reversed([1.0] * 100)"),
-    **{f"it_{name}": (f"itertools.{name}", f"__import__('itertools').{name}({arguments})") for name, arguments in (
-        ("cycle", "[1.0, 2.0]"), ("count", ""), ("chain", "[1.0] * 50, [2.0] * 50"), ("islice", "[1.0] * 100, 100"),
-        ("repeat", "1.0"))},
+    "it_generator": ("builtins.generator", "def draws():\n    while True:\n        yield 1.0\n\n\n"
+                                           "it_generator = draws()"),
+    "it_iter": ("builtins.iterator", "it_iter = iter([1.0] * 100)"),
+    "it_zip": ("builtins.zip", "it_zip = zip([1.0] * 100, [2.0] * 100)"),
+    "it_map": ("builtins.map", "it_map = map(float, range(100))"),
+    "it_enumerate": ("builtins.enumerate", "it_enumerate = enumerate([1.0] * 100)"),
+    "it_filter": ("builtins.filter", "it_filter = filter(None, [1.0] * 100)"),
+    "it_reversed": ("builtins.reversed", "it_reversed = reversed([1.0] * 100)"),
+    **{f"it_{name}": (f"itertools.{name}", f"import itertools\nit_{name} = itertools.{name}({arguments})")
+       for name, arguments in (("cycle", "[1.0, 2.0]"), ("count", ""), ("chain", "[1.0] * 50, [2.0] * 50"),
+                               ("islice", "[1.0] * 100, 100"), ("repeat", "1.0"))},
 }
+
+
 # The probe's inputs, by parameter name: every probe takes the ones its code mentions.
 INPUTS = {
     "x": "torch.rand(4, 4)",  # positive: log, sqrt, multinomial... run on it
@@ -97,15 +102,6 @@ INPUTS = {
     "i": "torch.tensor([0, 2])",  # an index tensor
     "w": "torch.rand(4, 4, requires_grad=True)",  # a leaf that requires grad
     "r": "torch.get_rng_state()",  # a generator state (a uint8 tensor)
-    "e": "torch.quasirandom.SobolEngine(4)",  # a torch object built outside the compiled code
-    # torch's optimizers, built outside the compiled code (a training step compiled whole calls them)
-    **{name.lower(): f"torch.optim.{name}([torch.nn.Parameter(torch.rand(4))], lr=0.1)" for name in OPTIMIZERS},
-    # torch's quantization modules, built outside the compiled code as a model's `__init__` does
-    **{name.lower(): f"torch.ao.quantization.{name}()" for name in QUANTIZATION_MODULES},
-    # random number generators of NumPy and of Python, built outside the compiled code (`self.rng =
-    # np.random.default_rng(seed)` in `__init__`): their methods are probed as the objects' own
-    **{receiver: built for receiver, (_, built) in LIBRARY_OBJECTS.items()},
-    **{name: built for name, (_, built) in HELD_ITERATORS.items()},
 }
 # Imports a probe gets when its code names the module.
 IMPORTS = {
@@ -184,6 +180,16 @@ def program_probe(key: str, category: str, summary: str, program: str, *, config
     first = len(imports) + 3
     return Probe(key, category, summary, "tensor" if names else "none", source, _inputs(names),
                  (first, source.count("\n")), config)
+
+
+def held_object_probe(key: str, category: str, setup: str, code: str, *, statement: bool = False) -> Probe:
+    """A probe of one line on an object the module-level `setup` builds (`gen.choice(4)`), given
+    the inputs the line names (`fakequantize(x)`)."""
+    body = code if statement else f"result = {code}"
+    params = ", ".join(p for p in INPUTS if p in _names(code))
+    program = (f'{setup}\n\n\n@torch.compile(backend="eager")\ndef probe({params}):\n    {body}\n'
+               f'    return {"None" if statement else "result"}\n')
+    return program_probe(key, category, code, program)
 
 
 # --- running ------------------------------------------------------------------------------------
@@ -495,11 +501,14 @@ TORCH_CALLS = [
     "torch.cpu.synchronize()", "torch.quasirandom.SobolEngine(4)",
 ]
 # Methods of torch's own objects, given one built outside the compiled code: (key, code).
+# Methods of torch objects built outside the compiled code, at module level: (key, setup, call).
 TORCH_OBJECT_CALLS = [
-    ("torch.quasirandom.SobolEngine.draw", "e.draw(2)"), ("torch.quasirandom.SobolEngine.reset", "e.reset()"),
-    *((f"torch.optim.{name}.{method}", f"{name.lower()}.{method}()") for name in OPTIMIZERS
-      for method in ("step", "zero_grad")),
-    *((f"torch.ao.quantization.{name}.__call__", f"{name.lower()}(x)") for name in QUANTIZATION_MODULES),
+    *((f"torch.quasirandom.SobolEngine.{method}", "engine = torch.quasirandom.SobolEngine(4)",
+       f"engine.{method}({arguments})") for method, arguments in (("draw", "2"), ("reset", ""))),
+    *((f"torch.optim.{name}.{method}", f"opt = torch.optim.{name}([torch.nn.Parameter(torch.rand(4))], lr=0.1)",
+       f"opt.{method}()") for name in OPTIMIZERS for method in ("step", "zero_grad")),
+    *((f"torch.ao.quantization.{name}.__call__", f"quant = torch.ao.quantization.{name}()", "quant(x)")
+      for name in QUANTIZATION_MODULES),
 ]
 FUNCTIONAL_CALLS = [
     "F.relu(x)", "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.softmax(x, dim=-1)",
@@ -564,8 +573,8 @@ def function_probes(catalogue: Catalogue) -> None:
     for category, calls in (("torch", TORCH_CALLS), ("functional", FUNCTIONAL_CALLS)):
         for code in calls:
             catalogue.probes.append(expression_probe(_key_of(code), category, code, args="tensor"))
-    for key, code in TORCH_OBJECT_CALLS:
-        catalogue.probes.append(expression_probe(key, "torch", code, args="tensor"))
+    for key, setup, code in TORCH_OBJECT_CALLS:  # a SobolEngine, an optimizer (a training step compiled whole
+        catalogue.probes.append(held_object_probe(key, "torch", setup, code))  # calls it), a quantization module
     curated = {_key_of(code) for code in TORCH_CALLS + FUNCTIONAL_CALLS}
     ops = sorted(n for n in dir(torch._C._VariableFunctions) if not n.startswith("_") and not n.endswith("_"))
     public_f = sorted(n for n in dir(F) if n[:1].islower() and callable(getattr(F, n))
@@ -790,21 +799,33 @@ LIBRARY_METHOD_SKIPS = {"setstate": "replaces the generator's state", "set_state
                         "join": "waits for another thread", "acquire": "waits for the lock (see the lock's other probes)"}
 
 
-def library_method_calls() -> list[tuple[str, str]]:
-    """The public methods of the library objects a model keeps (NumPy's and Python's random
-    generators, `rng.choice(4)`; a queue, a lock), each called on an object built outside the
-    compiled code with the first argument form that runs eagerly: (key, code)."""
+def library_method_calls() -> list[tuple[str, str, str]]:
+    """The public methods of the library objects a model keeps (`LIBRARY_OBJECTS`), each called on
+    an object built outside the compiled code with the first argument form that runs eagerly:
+    (key, the code building the object, the call)."""
     found = []
-    namespace: dict[str, Any] = {}
-    for receiver, (cls, _) in LIBRARY_OBJECTS.items():
-        instance = eval(INPUTS[receiver], namespace)  # noqa: S307 - our own inputs
-        for name in sorted(dir(instance)):
-            if name.startswith("_") or name in LIBRARY_METHOD_SKIPS or not callable(getattr(instance, name)):
+    for receiver, (cls, setup) in LIBRARY_OBJECTS.items():
+        built: dict[str, Any] = {}
+        exec(setup, built)  # noqa: S102 - our own setup code
+        for name in sorted(dir(built[receiver])):
+            if name.startswith("_") or name in LIBRARY_METHOD_SKIPS or not callable(getattr(built[receiver], name)):
                 continue
-            code = next((c for form in LIBRARY_METHOD_FORMS if _try(c := f"{receiver}.{name}({form})")[0]), None)
+            code = next((c for form in LIBRARY_METHOD_FORMS if _runs(setup, c := f"{receiver}.{name}({form})")), None)
             if code is not None:
-                found.append((f"{cls}.{name}", code))
+                found.append((f"{cls}.{name}", setup, code))
     return found
+
+
+def _runs(setup: str, code: str) -> bool:
+    """Does CODE run eagerly on what a fresh run of SETUP builds?"""
+    namespace: dict[str, Any] = {}
+    try:
+        with _quiet():
+            exec(setup, namespace)  # noqa: S102 - our own setup code
+            eval(code, namespace)  # noqa: S307 - our own probe
+    except Exception:  # noqa: BLE001 - any failure means "not this form"
+        return False
+    return True
 
 
 def python_probes(catalogue: Catalogue) -> None:
@@ -812,16 +833,15 @@ def python_probes(catalogue: Catalogue) -> None:
         catalogue.probes.append(expression_probe(f"builtins.{_key_of(code)}", "builtin", code, args=args))
     for key, code in ndarray_method_calls():
         catalogue.probes.append(expression_probe(key, "numpy", code, args="tensor"))
-    for name, (cls, _) in HELD_ITERATORS.items():
+    for name, (cls, setup) in HELD_ITERATORS.items():
         category = "builtin" if cls.startswith("builtins.") else "stdlib"
-        catalogue.probes.append(expression_probe(f"{cls}.__next__", category, f"next({name})", args="python"))
-        catalogue.probes.append(expression_probe(f"{cls}.__iter__", category, f"for item in {name}: break",
-                                                 args="python", statement=True))
-    catalogue.probes.append(expression_probe("builtins.generator.send", "builtin", "it_generator.send(None)",
-                                             args="python"))
-    for key, code in library_method_calls():
-        catalogue.probes.append(expression_probe(key, "numpy" if key.startswith("numpy.") else "stdlib", code,
-                                                 args="python"))
+        catalogue.probes.append(held_object_probe(f"{cls}.__next__", category, setup, f"next({name})"))
+        catalogue.probes.append(held_object_probe(f"{cls}.__iter__", category, setup, f"for item in {name}: break",
+                                                  statement=True))
+    catalogue.probes.append(held_object_probe("builtins.generator.send", "builtin", HELD_ITERATORS["it_generator"][1],
+                                              "it_generator.send(None)"))
+    for key, setup, code in library_method_calls():
+        catalogue.probes.append(held_object_probe(key, "numpy" if key.startswith("numpy.") else "stdlib", setup, code))
     for category, calls in (("stdlib", STDLIB_CALLS), ("numpy", NUMPY_CALLS), ("thirdparty", THIRDPARTY_CALLS)):
         for code, args in calls:
             catalogue.probes.append(expression_probe(_module_key(code), category, code, args=args))

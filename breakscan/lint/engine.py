@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 import tokenize
+import traceback
 from collections import Counter, OrderedDict
 from collections.abc import Container
 from dataclasses import dataclass
@@ -173,6 +174,12 @@ class Unit:
             self.result = UnitResult(errors=[FileError(self.path, "code nested too deeply to analyse")])
         except SourceError as error:
             self.result = UnitResult(errors=[FileError(self.path, error.message, error.line, error.column)])
+        except Exception as error:  # noqa: BLE001 - a bug in the analysis of one file must not stop the others
+            if os.environ.get("BREAKSCAN_DEBUG"):
+                traceback.print_exc()
+            self.result = UnitResult(errors=[FileError(
+                self.path, f"internal error while analysing this file ({type(error).__name__}: {error}); please "
+                           "report it (BREAKSCAN_DEBUG=1 prints the traceback)")])
         finally:
             sys.setrecursionlimit(old_limit)
         return self.result

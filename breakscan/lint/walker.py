@@ -20,7 +20,7 @@ from breakscan.lint import values as v
 from breakscan.lint.declared import Expand, annotation_kind
 from breakscan.lint.dynamo_settings import NO_SETTINGS, DynamoSettings
 from breakscan.lint.index import CallSites, ClassInfo, FunctionInfo, ModuleIndex, is_abstract, is_torch_module_base
-from breakscan.lint.names import dotted_name, import_bindings, name_pattern
+from breakscan.lint.names import dotted_name, import_bindings, name_pattern, names_a_class
 from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
 from breakscan.lint.semantics.reads import guarding_reads
@@ -1231,6 +1231,8 @@ class RegionWalker(cst.CSTVisitor):
         if not called:
             return None
         if called.startswith("torch."):
+            if names_a_class(called):  # `ENGINE = torch.quasirandom.SobolEngine(4)`: an object of that class
+                return v.GENERATOR if called == "torch.Generator" else v.ModuleValue(frozenset({called}))
             return v.declared_kind(called)
         if called in OBJECT_FACTORIES:  # `_BATCHES = iter(loader)`
             return v.ModuleValue(frozenset({OBJECT_FACTORIES[called]}))

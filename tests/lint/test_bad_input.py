@@ -143,3 +143,19 @@ def test_static_mode_never_imports_the_scanned_code(tmp_path):
     result = run_cli("--static", "--no-cache", str(tmp_path / "model.py"))
     assert result.returncode == 1, result.stderr
     assert not marker.exists()
+
+
+def test_an_analysis_bug_on_one_file_is_an_error_entry_and_the_others_are_scanned(tmp_path, monkeypatch):
+    from breakscan.lint.rules.control_flow.held_iterator import HeldIteratorAdvanced
+
+    def broken(self, node, ctx):
+        if "trips" in ctx.module.path:
+            raise KeyError("a bug in a rule")
+
+    monkeypatch.setattr(HeldIteratorAdvanced, "on_Call", broken)
+    (tmp_path / "trips.py").write_text(BREAKING)
+    (tmp_path / "good.py").write_text(BREAKING)
+    outcome = scan(tmp_path)
+    error = errors_by_file(outcome)["trips.py"]
+    assert error.message.startswith("internal error while analysing this file (KeyError") and "report" in error.message
+    assert [os.path.basename(f.path) for f in outcome.findings] == ["good.py"]

@@ -147,13 +147,15 @@ def probed_break(qualified: str, given_arguments: bool | None = None,
 
 # What calling a library function builds, where the catalogue probed the methods of such an object
 # built outside the compiled code: `np.random.default_rng(seed)` a NumPy `Generator`, `iter(xs)` an
-# iterator, `zip(a, b)` and the other iterator classes an object of their own class.
+# iterator, `zip(a, b)`, the other iterator classes and the classes probed so (`random.Random(0)`,
+# `queue.Queue()`) an object of their own class.
 OBJECT_FACTORIES = {
     "numpy.random.default_rng": "numpy.random.Generator",
     "builtins.iter": "builtins.iterator",
     **{name: name for name in ("builtins.zip", "builtins.map", "builtins.enumerate", "builtins.filter",
                                "builtins.reversed", "itertools.cycle", "itertools.count", "itertools.chain",
-                               "itertools.islice", "itertools.repeat")},
+                               "itertools.islice", "itertools.repeat", "numpy.random.RandomState",
+                               "numpy.random.Generator", "random.Random", "queue.Queue", "threading.Lock")},
 }
 # The class of what calling a generator function gives.
 GENERATOR_CLASS = "builtins.generator"
@@ -267,13 +269,14 @@ def torch_probed_break(node: cst.Call, ctx) -> tuple[catalogue.Entry, cst.BaseEx
     whatever it was given (`torch.equal(a, b)` over a list it cannot see into)."""
     func = node.func
     qualified = ctx.qualname(func)
-    method = qualified is None and isinstance(func, cst.Attribute)
-    if method:
-        assert isinstance(func, cst.Attribute)
-        qualified = _object_method(ctx.value(func.value), func.attr.value)
-    if qualified is None and isinstance(func, (cst.Name, cst.Attribute)):
-        qualified = _object_method(ctx.value(func), "__call__")  # `self.a_fq(x)`: a torch module called
-        method = qualified is not None
+    method = False
+    if not (qualified or "").startswith("torch."):  # a method of a torch object: `self.engine.draw(n)`, a
+        # module-level `ENGINE.draw(n)`; or the object called (`self.a_fq(x)`: a torch module)
+        owned = _object_method(ctx.value(func.value), func.attr.value) if isinstance(func, cst.Attribute) else None
+        if owned is None and isinstance(func, (cst.Name, cst.Attribute)):
+            owned = _object_method(ctx.value(func), "__call__")
+        if owned is not None:
+            qualified, method = owned, True
     if qualified is None or not qualified.startswith("torch.") or any(a.star for a in node.args):
         return None
     if _owned_elsewhere(qualified):
@@ -408,8 +411,8 @@ def _keyword_given(call: cst.Call, name: str) -> bool | cst.BaseExpression | Non
 
 
 def _probe_arguments(entry: catalogue.Entry) -> str:
-    """What the probe gave the call: "none", "python" when every argument is a literal or a dotted
-    constant (`torch.float32`), "objects" when each is an object a torch class builds
+    """What the probe gave the call: "none", "python" when every argument is a literal (`[]` too) or
+    a dotted constant (`torch.float32`), "objects" when each is an object a torch class builds
     (`torch.distributions.Normal(x, 1.0)`), else "tensor"."""
     expression = ast.parse(entry.call, mode="eval").body
     if not isinstance(expression, ast.Call):
@@ -417,12 +420,21 @@ def _probe_arguments(entry: catalogue.Entry) -> str:
     arguments = [*expression.args, *(keyword.value for keyword in expression.keywords)]
     if not arguments:
         return "none"
-    if all(isinstance(a, ast.Constant) or (isinstance(a, ast.Attribute) and _is_dotted(a)) for a in arguments):
+    if all(_is_literal(a) or (isinstance(a, ast.Attribute) and _is_dotted(a)) for a in arguments):
         return "python"
     if all(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and _is_dotted(a.func)
            and a.func.attr[:1].isupper() for a in arguments):
         return "objects"
     return "tensor"
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """`4`, `"x"`, `[]`, `(1, 2)`: a constant, or a container written out of constants."""
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return False
+    return True
 
 
 def _setting_holds(config: str, ctx) -> bool:

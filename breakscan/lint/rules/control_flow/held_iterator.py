@@ -17,7 +17,9 @@ class HeldIteratorAdvanced(Rule):
     ## What it does
     Flags `next(it)`, a `for` loop over `it` and a generator's `send()`, `throw()` and
     `__next__()` in compiled code, where `it` is an iterator the model keeps from call to call:
-    an attribute or a module-level name set to what calls `iter(...)`, `zip`, `map`,
+    an attribute (of an nn.Module, or of an object only ever built in an `__init__` and stored
+    there: a plain object the compiled code builds makes its iterator while traced) or a
+    module-level name set to what calls `iter(...)`, `zip`, `map`,
     `enumerate`, `filter`, `reversed`, `itertools.cycle`/`chain`/`islice`/`repeat` or a
     generator function (a coroutine kept primed: `self.acc = running_stats(); next(self.acc)`)
     give. Which of them break is read from the catalogue, which probes each on an object made
@@ -143,11 +145,20 @@ class HeldIteratorAdvanced(Rule):
         held = ctx.value(iterator)
         if not (isinstance(held, v.ModuleValue) and not held.fresh and len(held.classes) == 1):
             return
+        if isinstance(iterator, cst.Attribute) and ctx.value(iterator.value) == v.SELF and not _kept(ctx):
+            return  # a plain object's, which the compiled code may build (its `__init__` traced with it)
         cls = next(iter(held.classes))
         if object_method_break(cls, method):
             ctx.report(self, node, f"this advances `{ctx.code(iterator)}`, {_described(cls)} built outside the "
                                    "compiled code: TorchDynamo cannot step an iterator it did not make: the graph "
                                    "breaks here")
+
+
+def _kept(ctx) -> bool:
+    """Whether the object whose method this is lives from call to call: an nn.Module, or an object
+    of a class only ever built in an `__init__` and stored there."""
+    cls = ctx.self_class
+    return cls is not None and (ctx.self_is_module() or ctx.held_class(cls))
 
 
 def _described(cls: str) -> str:
