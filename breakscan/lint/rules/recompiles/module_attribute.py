@@ -35,9 +35,11 @@ class ModuleAttributeUpdated(Rule):
     (`if not torch.isfinite(loss): self.skipped += 1`) is a warning: only calls whose data takes
     that branch recompile. An attribute of a held object read through a local name for it (`cfg =
     self.precision; cfg.use_amp`) is read there. A list, dict or set attribute whose contents a
-    step changes (`self.enabled.update(names)`) is guarded where it is read; a list whose numbers
-    a step sets (`self.side_weights[i] = float(w)`), where its items are first used (in a loop over
-    it, or over a `zip` or `enumerate` of it: where the loop's name for the item is first read).
+    step changes (`self.enabled.update(names)`) is guarded where it is read (an `nn.ModuleList` or
+    another of torch's containers of the compiled module itself, as the function starts); a list
+    whose numbers a step sets (`self.side_weights[i] = float(w)`), where its items are first used
+    (in a loop over it, or over a `zip` or `enumerate` of it: where the loop's name for the item is
+    first read).
 
     ## Why is this bad?
     TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
@@ -402,6 +404,27 @@ class ModuleAttributeUpdated(Rule):
             BREAKSCAN_TARGETS = {"LossBank()": "[(torch.ones(4), torch.zeros(4)), lambda m: m.enable('l2'), (torch.ones(4), torch.zeros(4))]"}
         """, entry="LossBank()", inputs="[(torch.ones(4), torch.zeros(4)), lambda m: m.enable('l2'), (torch.ones(4), torch.zeros(4))]"),
         Example("""
+            import torch
+            from torch import nn
+
+            class Progressive(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stem = nn.Linear(4, 4)
+                    self.blocks = nn.ModuleList()
+
+                def grow(self):
+                    self.blocks.append(nn.Linear(4, 4))
+
+                def forward(self, x):  # recompile
+                    x = self.stem(x)
+                    for block in self.blocks:
+                        x = block(x)
+                    return x
+
+            BREAKSCAN_TARGETS = {"Progressive()": "[torch.ones(2, 4), lambda m: m.grow(), torch.ones(2, 4)]"}
+        """, entry="Progressive()", inputs="[torch.ones(2, 4), lambda m: m.grow(), torch.ones(2, 4)]"),
+        Example("""
             import dataclasses
             import torch
             from torch import nn
@@ -588,6 +611,7 @@ class ModuleAttributeUpdated(Rule):
         self.first_reads: dict[str, cst.BaseExpression] = {}  # attribute name -> its first read here
         self.stores: set[int] = set()  # assignment targets, which are not reads
         self.reported: set[str] = set()
+        self.steps_reported: set[str] = set()  # the steps whose change of a container's contents is reported
         # `saved = self.active`: local name -> the attribute it holds. TorchDynamo reads such an
         # attribute lazily, where the local is first used, and a store of the local back into
         # the attribute at the end (`self.active = saved`) leaves it as the call found it.
@@ -718,13 +742,19 @@ class ModuleAttributeUpdated(Rule):
         self.kinds[name] = kind
         step = _set_between_calls(ctx).get(name)
         items_step, numbers = _items_set_between_calls(ctx).get(name, (None, False)) if step is None else (None, False)
-        if items_step is not None and name not in self.reported:
+        if items_step is not None and name not in self.reported and items_step not in self.steps_reported and (
+                numbers or _a_container(kind)):
             self.reported.add(name)
-            # numbers in a list are guarded where each is used; a dict's keys, a set where it is read
-            ctx.report(self, _item_use(node, ctx) if numbers else node, f"`{items_step}`, a step BREAKSCAN_TARGETS declares between "
-                                                   "calls, changes what this list, dict or set attribute of the module "
-                                                   "holds: TorchDynamo guards on its contents where it uses them, so "
-                                                   "the call after the step recompiles", severity="warning")
+            self.steps_reported.add(items_step)  # the first guard the step fails is the recompile's
+            # numbers in a list are guarded where each is used; a dict's keys, a set where it is read;
+            # a module or parameter container of the compiled module itself as its frame starts
+            # (`len(self._modules)`: a guard with no line of its own)
+            at = _item_use(node, ctx) if numbers else ctx.function_start if (
+                isinstance(kind, v.ModuleValue) and ctx.is_root and "." not in name) else node
+            ctx.report(self, at,
+                       f"`{items_step}`, a step BREAKSCAN_TARGETS declares between calls, changes what this list, "
+                       "dict or set attribute of the module holds: TorchDynamo guards on its contents where it uses "
+                       "them, so the call after the step recompiles", severity="warning")
         if step is not None and name not in self.reported:
             self.reported.add(name)
             owner = f"`self.{name.rpartition('.')[0]}`" if "." in name else "the module"
@@ -874,6 +904,18 @@ def _items_set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
             for attribute, numbers in ctx.memoised(_contents_changed, called.method.node).items():
                 changed.setdefault(attribute, (called.step, numbers))
     return changed
+
+
+def _a_container(kind: v.Value) -> bool:
+    """A list, dict or set (a deque, an OrderedDict), or one of torch's module and parameter
+    containers; not an object of a scanned class with its own `add` or `update`."""
+    if isinstance(kind, v.ModuleValue):
+        return bool(kind.classes) and all(name.rpartition(".")[2] in _TORCH_CONTAINERS and name.startswith("torch.")
+                                          for name in kind.classes)
+    return v.sort_of(kind) in ("list", "dict", "set")
+
+
+_TORCH_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Sequential"})
 
 
 def _item_use(read: cst.BaseExpression, ctx) -> cst.BaseExpression:
