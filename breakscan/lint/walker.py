@@ -919,7 +919,8 @@ class RegionWalker(cst.CSTVisitor):
                     # A class the project has, or no function to call instead (`self.search_fn =
                     # Open3dSearch()` in one branch, `= radius_search` in the other).
                     if built and (not self._attribute_functions(info, attr) or any(map(self.project.find_class, built))):
-                        return self._stored_record(classes, attr, built) or v.ModuleValue(built)
+                        return (self._stored_record(classes, attr, built) or self._built_in_init(info, attr, built)
+                                or v.ModuleValue(built))
                 if attr in info.attr_methods:
                     methods = {name for name in info.attr_methods[attr] if self.project.method(classes, name)}
                     if methods:
@@ -983,6 +984,20 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(stored, v.ModuleValue) and stored.classes == built and stored.fields:
             return dataclasses.replace(stored, fresh=False)
         return None
+
+    def _built_in_init(self, info: ClassInfo, attr: str, built: frozenset[str]) -> v.ModuleValue | None:
+        """`self.prior = GaussianState(torch.zeros(1, d), self.P0)` in `__init__`: a plain object of
+        a scanned class, with what building it gave its attributes (tensors here: a deep copy of it
+        breaks)."""
+        init = info.methods.get("__init__")
+        made = self.project.find_class(next(iter(built))) if init is not None and len(built) == 1 else None
+        if made is None or made.record or self.project.is_module_class(made):
+            return None
+        call = self.project.memoised(_constructions_stored, init.node).get(attr)
+        if call is None or info.module.qualify(dotted_name(call.func)) not in built:
+            return None
+        fields = self._built_fields(next(iter(built)), call, functools.partial(_init_kind, info))
+        return v.ModuleValue(built, fields=fields) if fields else None
 
     def _stored_by_methods(self, classes: list[ClassInfo], attr: str) -> v.Value | None:
         """What the object's other walked methods leave in `self.attr` on every way out, joined;
@@ -1249,16 +1264,8 @@ class RegionWalker(cst.CSTVisitor):
         return v.ModuleValue(frozenset({called}))  # `STORE = ActivationStore()`: kept from call to call
 
     def _module_level_kind(self, node: cst.BaseExpression) -> v.Value:
-        """What a module-level expression is, read without this function's bindings: a literal,
-        or what a torch function returns."""
-        literal = v.literal_kind(node)
-        if literal is not None:
-            return literal
-        if isinstance(node, cst.Call):
-            called = self.function.module.qualify(dotted_name(node.func))
-            if called and called.startswith("torch."):
-                return v.declared_kind(called) or v.UNKNOWN
-        return v.UNKNOWN
+        """What a module-level expression is, read without this function's bindings."""
+        return _written_kind(self.function.module, node)
 
     def _callable_named(self, node: cst.Name | cst.Attribute) -> v.Callables | None:
         """`Euler`, `methods.Euler`, `splines.rational_spline`: a scanned class or function named
@@ -2270,6 +2277,38 @@ class RegionWalker(cst.CSTVisitor):
         known = {callee.key for callee in resolved}
         return [method for method in self.project.implementations(name, self.function.module, interface)
                 if method.key not in known and not is_abstract(method.node)]
+
+
+def _constructions_stored(function: cst.FunctionDef) -> dict[str, cst.Call]:
+    """`self.attr = Class(...)` in a method, by attribute: the last call stored there."""
+    stored: dict[str, cst.Call] = {}
+    for node in find_nodes(function.body, (cst.Assign,), prune=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        assert isinstance(node, cst.Assign)
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                and isinstance(node.value, cst.Call):
+            stored[target.attr.value] = node.value
+    return stored
+
+
+def _written_kind(module: ModuleIndex, node: cst.BaseExpression) -> v.Value:
+    """What an expression is, read without a walk: a literal, or what a torch function returns."""
+    literal = v.literal_kind(node)
+    if literal is not None:
+        return literal
+    if isinstance(node, cst.Call):
+        called = module.qualify(dotted_name(node.func))
+        if called and called.startswith("torch."):
+            return v.declared_kind(called) or v.UNKNOWN
+    return v.UNKNOWN
+
+
+def _init_kind(info: ClassInfo, node: cst.BaseExpression) -> v.Value:
+    """What an argument in the class's `__init__` is, read without a walk: as `_written_kind`, or a
+    tensor attribute the class registered (`self.P0`)."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return v.TENSOR if node.attr.value in info.tensor_attrs else v.UNKNOWN
+    return _written_kind(info.module, node)
 
 
 def _names_in(function: cst.FunctionDef) -> list[cst.Name]:

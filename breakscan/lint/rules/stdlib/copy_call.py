@@ -15,16 +15,18 @@ class CopyCall(Rule):
     fix_hint = "use tensor.clone() (or dict(d) / list(l) for containers), and copy modules outside the compiled code"
     docs = """
     ## What it does
-    Flags `copy.deepcopy(...)` of tensors, modules or containers holding tensors, and
-    `copy.copy(...)` of tensors, modules, lists, dicts and sets, in compiled code.
+    Flags `copy.deepcopy(...)` of tensors, modules, containers holding tensors or plain objects
+    built with tensors (`self.prior = GaussianState(torch.zeros(1, d), self.cov0)` in `__init__`),
+    and `copy.copy(...)` of tensors, modules, lists, dicts and sets, in compiled code.
 
     ## Why is this bad?
     TorchDynamo 2.13 refuses to deep-copy a tensor or a module (GB4198 "Attempted to
     copy.deepcopy a tensor"), and `copy.copy` goes through `__reduce_ex__` machinery it cannot
     trace (GB0208 for a tensor, GB0007 for a list, dict or set, GB0008 for a module). The graph
     ends at the call. Deep copies of plain Python data (a config, a list of ints) are traced, and
-    so are copies of plain objects such as a dataclass instance: a parameter annotated with a class
-    that is neither a tensor, a module nor a container (`cache: Cache | None`) is not flagged.
+    so are copies of plain objects holding no tensor (a config dataclass; one holding a tensor
+    breaks, probed): a parameter annotated with a class that is neither a tensor, a module nor a
+    container (`cache: Cache | None`) is not flagged.
 
     ## Example
     ```python
@@ -39,6 +41,26 @@ class CopyCall(Rule):
     ```
     """
     invalid = (
+        Example("""
+            import copy
+            import torch
+            from torch import nn
+
+            class GaussianState:
+                def __init__(self, mean, cov):
+                    self.mean = mean
+                    self.cov = cov
+
+            class Filter(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("cov0", torch.eye(4))
+                    self.prior = GaussianState(torch.zeros(1, 4), self.cov0)
+
+                def forward(self, z):
+                    state = copy.deepcopy(self.prior)  # break
+                    return z - state.mean @ state.cov
+        """, entry="Filter()", inputs="torch.randn(2, 4)"),
         Example("""
             import copy
             import torch
@@ -175,7 +197,8 @@ class CopyCall(Rule):
 
 def _holds_tensors(node: cst.BaseExpression, ctx) -> bool:
     value = ctx.value(node)
-    return value in (v.TENSOR, v.TENSORS, v.SELF) or ctx.is_module(value)
+    return value in (v.TENSOR, v.TENSORS, v.SELF) or ctx.is_module(value) or (
+        isinstance(value, v.ModuleValue) and any(field in (v.TENSOR, v.TENSORS) for _, field in value.fields))
 
 
 def _is_mutable_container(node: cst.BaseExpression, ctx) -> bool:
