@@ -540,7 +540,10 @@ class RegionWalker(cst.CSTVisitor):
         its values (at entry and as bound) is or holds a tensor, a module or an array; a plain
         object holds none to it (`has_tensor_in_frame`). A tokenizer's string helper: its first
         break is traced in its caller, the rest of it runs untraced."""
-        imports = self.function.module.imports
+        function = self.function
+        if function.class_name is None and function.top_statement is not function.node:
+            return False  # a nested function: the cells it closes over are its frame's too
+        imports = function.module.imports
         if any((imports.get(name.value) or "").partition(".")[0] in ("torch", "numpy")
                for name in self.project.memoised(_names_in, self.function.node)):
             return False
