@@ -229,6 +229,18 @@ class UntraceableStdlibCall(Rule):
                 return x * len(normalize("Cafe au lait"))
         """),
         Example("""
+            import unicodedata
+            import torch
+
+            @torch.compile
+            def fn(x):
+                def helper(text):
+                    # closes over a tensor: TorchDynamo traces this frame after its first break
+                    text = unicodedata.normalize("NFKD", text)  # break
+                    return x * len(unicodedata.normalize("NFC", text))  # break
+                return helper("Cafe au lait")
+        """),
+        Example("""
             import numpy as np
             import torch
 
