@@ -185,6 +185,18 @@ def test_methods_and_roots_are_never_made_custom_ops(tmp_path):
     """, "tolist", gb_id="GB0109") is None
 
 
+def test_a_function_defined_inside_another_is_not_disabled(tmp_path):
+    # Decorating it would run `torch.compiler.disable` where it is defined: in the compiled code.
+    fix = _fix(tmp_path, """
+        import torch
+        def fn(x):
+            def helper(t):
+                return torch.tensor(t.tolist())
+            return helper(x)
+    """, "tolist", gb_id="GB0109", chain=("fn", "fn.helper"))
+    assert fix is None or "compiler.disable" not in (fix.diff or "")
+
+
 def test_torch_is_imported_when_missing(tmp_path):
     fix = _fix(tmp_path, """
         def fn(x):

@@ -166,6 +166,8 @@ def disable_helper(src: SourceModule, finding: Finding) -> Rewrite | None:
     function = _helper(src, finding)
     if function is None or any("disable" in src.code(d) for d in function.decorators):
         return None
+    if not src.is_top_level(function) and src.method_of(function) is None:
+        return None  # a function defined in another: decorating it runs where it is defined, traced there
     torch, imports = torch_ref(src)
     # Above the other decorators, but under `@classmethod`/`@staticmethod`/`@property`: those make
     # descriptors, which `disable` cannot wrap ("fn must be callable").
