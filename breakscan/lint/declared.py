@@ -55,8 +55,7 @@ def _declared(node: cst.BaseExpression) -> v.Value | None:
         if generic == "Annotated" and members:
             return _declared(members[0])
         if generic in CONTAINER_GENERICS:
-            return v.TENSORS if any(_declared(m) in (v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS)
-                                    for m in members) else v.OTHER
+            return _declared_container(generic, members)
         if "Tensor" in generic:  # torchtyping's `TensorType["batch", "feature"]`
             return v.TENSOR
         if generic in _JAXTYPING_DTYPES and members and _declared(members[0]) == v.TENSOR:
@@ -72,6 +71,24 @@ def _declared(node: cst.BaseExpression) -> v.Value | None:
     if "Tensor" in text:
         return v.MASK if "BoolTensor" in text else v.TENSOR
     return _ANNOTATED_KINDS.get(text, v.OTHER)  # `int`, `bool`, `torch.dtype`, `Config`...
+
+
+def _declared_container(generic: str, members: list[cst.BaseExpression]) -> v.Value:
+    """`Dict[str, Tensor]`: a dict whose values are tensors (iterating it gives its keys);
+    `Tuple[int, Tensor]`: a tuple of those positions; `List[Tensor]`, `Tuple[Tensor, ...]`: a
+    sequence of tensors. It holds tensors when a member type is one."""
+    kinds = [v.UNKNOWN if kind is None else kind for kind in map(_declared, members)]
+    holds_tensors = any(kind in (v.TENSOR, v.MASK, v.MAYBE_TENSOR, v.TENSORS) for kind in kinds)
+    sort = _CONTAINER_SORTS.get(generic, "")
+    if sort == "dict":
+        return v.container(sort=sort, holds_tensors=holds_tensors, elements=kinds[1] if len(kinds) == 2 else None)
+    if sort == "tuple" and members and not (len(members) == 2 and _is_ellipsis(members[1])):
+        return v.container(items=tuple(kinds), sort=sort, holds_tensors=holds_tensors)
+    return v.container(sort=sort, holds_tensors=holds_tensors, elements=kinds[0] if kinds else None)
+
+
+def _is_ellipsis(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Ellipsis)
 
 
 def _union(members: list[cst.BaseExpression]) -> v.Value | None:
@@ -90,6 +107,12 @@ def _union(members: list[cst.BaseExpression]) -> v.Value | None:
 CONTAINER_GENERICS = frozenset({"Dict", "dict", "List", "list", "Tuple", "tuple", "Sequence", "Mapping", "MutableMapping",
                          "Iterable", "Iterator", "Set", "set", "FrozenSet", "frozenset", "OrderedDict", "DefaultDict",
                          "defaultdict", "MutableSequence", "Collection", "Deque", "deque"})
+# What iterating each one gives TorchDynamo, where the annotation says (`Sequence` may be either).
+_CONTAINER_SORTS = {
+    **dict.fromkeys(("Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"), "dict"),
+    **dict.fromkeys(("List", "list", "MutableSequence"), "list"), **dict.fromkeys(("Tuple", "tuple"), "tuple"),
+    **dict.fromkeys(("Set", "set", "FrozenSet", "frozenset"), "set"),
+}
 # jaxtyping's array annotations: `Float[Tensor, "batch dim"]` is a tensor of that dtype family.
 _JAXTYPING_DTYPES = frozenset({"Float", "Float16", "Float32", "Float64", "BFloat16", "Int", "Int8", "Int16", "Int32",
                                "Int64", "UInt", "UInt8", "Integer", "Bool", "Num", "Real", "Inexact", "Complex",

@@ -826,6 +826,8 @@ class Project:
                     kinds.append(v.UNKNOWN)
                 elif _defaults_to_none(param):
                     kinds.append(v.NONE)  # left at its default: None, not an optional tensor
+                elif param.default is not None and v.written_bool(param.default) is not None:
+                    kinds.append(v.written_bool(param.default))  # left at `False`: known to be False
                 else:
                     kinds.append(parameter_kind(param, self.expander(module)))  # its default
             passed = functools.reduce(v.join, kinds)

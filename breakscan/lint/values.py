@@ -69,6 +69,11 @@ INT = Kind("int")
 FLOAT = Kind("float")
 BOOL = Kind("bool")
 STR = Kind("str")
+# `True` or `False` written out in the code, or a helper's parameter that every call site leaves at
+# such a default or passes one: TorchDynamo specialises Python bools, so it traces only the
+# branch a test of it takes. Never a root's parameter: a caller outside the code may pass either.
+TRUE = Kind("true", family="bool")
+FALSE = Kind("false", family="bool")
 # Text formatted from a tensor's value (`f"{loss}"`, `"{:.3f}".format(loss)`): TorchDynamo keeps it
 # as a lazy format it cannot read, so returning or nesting it is fine, but using it as a string
 # (`len()`, `+`, `==`, `in`, indexing, a method, a dict key) breaks (probed).
@@ -552,6 +557,20 @@ def literal_kind(node: cst.BaseExpression) -> Kind | None:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         return literal_kind(node.expression)
     return None
+
+
+def written_bool(node: cst.BaseExpression) -> Kind | None:
+    """TRUE or FALSE for the literal `True` / `False`, else None."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return TRUE if node.value == "True" else FALSE
+    return None
+
+
+def known_truth(value: Value) -> bool | None:
+    """True/False for a bool known to be that (see TRUE), else None."""
+    if not isinstance(value, Kind):
+        return None
+    return True if value.name == TRUE.name else False if value.name == FALSE.name else None
 
 
 def is_tensorish(value: Value) -> bool:

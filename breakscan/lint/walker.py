@@ -322,7 +322,7 @@ class RegionContext:
                only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
                unless_callees_break: tuple[FunctionInfo, ...] = (), if_breaks_within: tuple[cst.CSTNode, ...] = (),
                start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
-               guard: cst.BaseExpression | None = None) -> None:
+               guard: cst.BaseExpression | None = None, skips_frame: bool = False) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
@@ -336,7 +336,8 @@ class RegionContext:
         break at its line (the `if` of a test whose first line comes later); `end_at`: the node
         whose end it ends at (the whole test of which `node` is the first data operand). `guard`: a Python
         condition the construct runs only after, whose value breakscan cannot tell (`flag` in
-        `flag and x.any()`): the finding is then a warning that names it."""
+        `flag and x.any()`): the finding is then a warning that names it. `skips_frame`: this form
+        of the construct is one TorchDynamo cannot resume after (see `Rule.skips_frame`)."""
         walker = self._walker
         if self._captured(rule, node):
             return
@@ -353,9 +354,13 @@ class RegionContext:
             severity = "warning"
             message = (f"{message or rule.message} (where `{_short_code(partial)}` is a tensor: "
                        "it is one after some branches only)")
+        elif (severity or rule.severity) == "error" and (flag := self._off_default_flag()) is not None:
+            severity = "warning"
+            message = (f"{message or rule.message} (only when the caller passes `{flag[0]}={not flag[1]}`: "
+                       f"left at its default, {flag[1]}, the code does not run here)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
-                       in_loop=walker.loop_depth > 0 or rule.skips_frame, in_try=walker.try_depth > 0,
+                       in_loop=walker.loop_depth > 0 or rule.skips_frame or skips_frame, in_try=walker.try_depth > 0,
                        order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
@@ -363,6 +368,24 @@ class RegionContext:
                        if_breaks_within=if_breaks_within, arms=walker.arms,
                        start=start_at, end=end_at if end_at is not node else None)
         )
+
+    def _off_default_flag(self) -> tuple[str, bool] | None:
+        """A bool parameter of a root (`forward(self, x, set_rng=False)`) that the tests around
+        here pin to the other value than its default: the code here runs only when the root's
+        caller, whom breakscan cannot see, passes that value. (A helper's is known from its
+        call sites, and the branch it does not take is not walked at all.)"""
+        walker = self._walker
+        if walker.called:
+            return None
+        params = walker.function.node.params
+        for param in (*params.params, *params.kwonly_params):
+            default = v.written_bool(param.default) if param.default is not None else None
+            current = walker.bindings.get(param.name.value)
+            if default is not None and current is not None:
+                known = v.known_truth(current)
+                if known is not None and known != v.known_truth(default):
+                    return param.name.value, bool(v.known_truth(default))
+        return None
 
     def _on_some_paths(self, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The expression under `node` whose value is a tensor after some branches only and that
@@ -783,7 +806,8 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(node, cst.Name):
             if node.value in self.bindings:
                 return self.bindings[node.value]
-            return v.literal_kind(node) or self._callable_named(node) or self._global_value(node) or v.OTHER
+            return (v.written_bool(node) or v.literal_kind(node) or self._callable_named(node)
+                    or self._global_value(node) or v.OTHER)
         if isinstance(node, cst.FormattedString) and any(
                 isinstance(part, cst.FormattedStringExpression) and part.conversion is None
                 and self.value(part.expression) == v.TENSOR for part in node.parts):
@@ -1197,6 +1221,9 @@ class RegionWalker(cst.CSTVisitor):
                     return functools.reduce(v.join, kinds)  # `max(0, (t - k) // 2)`: one of the numbers
             if qualified == "builtins.map" and len(node.args) >= 2 and isinstance(node.args[0].value, cst.Lambda):
                 return self._mapped_value(node.args[0].value, [a.value for a in node.args[1:]])
+            copied = self._copied_container(qualified, node)
+            if copied is not None:
+                return copied
             if qualified in v.BUILT_SORT:
                 return v.container(sort=v.BUILT_SORT[qualified], holds_tensors=tensor_argument)
             if qualified in v.CONTAINER_BUILTINS:
@@ -1214,6 +1241,21 @@ class RegionWalker(cst.CSTVisitor):
         if called == v.UNKNOWN:
             return v.UNKNOWN  # what an unknown callable returns is not known, whatever it is given
         return v.TENSOR if tensor_argument else v.OTHER
+
+    def _copied_container(self, qualified: str, call: cst.Call) -> v.Value | None:
+        """`sorted(features)`, `list(d)`, `tuple(xs)`: a new sequence of what iterating a container
+        of known sort gives (a dict's keys); `dict(d)`: a copy of the dict. None when the argument
+        is not such a container."""
+        sort = _SEQUENCE_BUILDERS.get(qualified)
+        if sort is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        given = self.value(call.args[0].value)
+        if not isinstance(given, v.Container) or not given.sort:
+            return None
+        if sort == "dict":
+            return given if given.sort == "dict" else None
+        element = self._iterated(call.args[0].value)
+        return v.container(sort=sort, holds_tensors=element in (v.TENSOR, v.TENSORS), elements=element)
 
     def _looked_up(self, base: v.Container, call: cst.Call) -> v.Value | None:
         """`kwargs.get("mask")`, `options.pop("scale", 1.0)`: what the container holds there, or
@@ -1444,6 +1486,10 @@ class RegionWalker(cst.CSTVisitor):
 
     @staticmethod
     def _element_of(value: v.Value) -> v.Value:
+        if v.sort_of(value) == "dict":
+            # Iterating a dict gives its keys: the constant strings it was built with, or, where
+            # they are not tracked, names and numbers (a tensor key would hash by identity).
+            return v.STR if isinstance(value, v.Container) and value.keys is not None else v.OTHER
         if isinstance(value, v.Container) and value.items:
             return functools.reduce(v.join, value.items)
         if isinstance(value, v.Container) and value.elements is not None and value.sort != "dict":
@@ -1638,6 +1684,24 @@ class RegionWalker(cst.CSTVisitor):
             self.walk(node.orelse)
         return False
 
+    def _visit_block(self, node: cst.IndentedBlock) -> bool:
+        """The statements in order, up to an `if` whose test TorchDynamo decides while tracing and
+        whose taken branch leaves (`if not set_rng: return self.net(x)` with `set_rng` left at
+        False): what follows it is never traced."""
+        for statement in node.body:
+            self.walk(statement)
+            if isinstance(statement, cst.If) and self._leaves_for_certain(statement):
+                break
+        return False
+
+    def _leaves_for_certain(self, node: cst.If) -> bool:
+        outcome = self.compile_time_truth(node.test)
+        if outcome:
+            return always_leaves(node.body)
+        if outcome is None or node.orelse is None:
+            return False
+        return self._leaves_for_certain(node.orelse) if isinstance(node.orelse, cst.If) else always_leaves(node.orelse)
+
     def _visit_ifexp(self, node: cst.IfExp) -> bool:
         outcome = self.compile_time_truth(node.test)
         if outcome is None:
@@ -1742,6 +1806,10 @@ class RegionWalker(cst.CSTVisitor):
             return True if True in (left, right) else (False if left is False and right is False else None)
         if isinstance(test, cst.Name) and test.value in ("True", "False"):
             return test.value == "True"
+        if isinstance(test, cst.Name) and test.value in self.bindings:
+            known = v.known_truth(self.bindings[test.value])
+            if known is not None:
+                return known  # `if set_rng:` where every call site leaves it at `set_rng=False`
         if isinstance(test, cst.Name) and test.value not in self.bindings and test.value in (
                 self.function.module.global_flags):
             return self.function.module.global_flags[test.value]  # `DEBUG = False` at module level
@@ -2459,6 +2527,10 @@ def always_leaves(block: cst.CSTNode) -> bool:
 
 # `isinstance(x, T)`: what x is in the branch where it holds.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# Builtins that build a container of another's elements, and what they build.
+_SEQUENCE_BUILDERS = {"builtins.list": "list", "builtins.sorted": "list", "builtins.tuple": "tuple",
+                      "builtins.reversed": "list", "builtins.set": "set", "builtins.frozenset": "set",
+                      "builtins.dict": "dict"}
 _CONTAINER_CLASSES = frozenset({f"builtins.{name}" for name in ("list", "tuple", "dict", "set", "frozenset")})
 _BUILTIN_INSTANCE_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "set": v.OTHER,
                            "frozenset": v.OTHER, "bytes": v.OTHER, "complex": v.OTHER}
@@ -2494,8 +2566,11 @@ def narrowings(test: cst.BaseExpression, walker: "RegionWalker") -> tuple[dict[s
             return {**left[0], **right[0]}, {}
         return {}, {**left[1], **right[1]}  # neither holds where an `or` is false
     if isinstance(test, cst.Name):
-        if walker.bindings.get(test.value) == v.MAYBE_TENSOR:  # `if mask:` on an optional tensor
-            return {test.value: _not_none(walker.bindings[test.value])}, {}
+        current = walker.bindings.get(test.value)
+        if current == v.MAYBE_TENSOR:  # `if mask:` on an optional tensor
+            return {test.value: _not_none(current)}, {}
+        if isinstance(current, v.Kind) and current.name == v.BOOL.name:  # `if not set_rng: return ...`
+            return {test.value: v.TRUE}, {test.value: v.FALSE}
         return {}, {}
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
         name, comparison = test.left.value, test.comparisons[0]
@@ -2616,6 +2691,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 
 
 _SPECIAL = {
+    cst.IndentedBlock: RegionWalker._visit_block,
     cst.If: RegionWalker._visit_if,
     cst.IfExp: RegionWalker._visit_ifexp,
     cst.BooleanOperation: RegionWalker._visit_boolean,

@@ -238,9 +238,30 @@ def test_helper_parameters_take_the_kinds_callers_pass(tmp_path):
 
         @torch.compile
         def fn(x):
-            return pick(x, True)
+            return pick(x, False)
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(6, "BS201")]
+
+
+def test_a_branch_a_helper_leaves_by_a_literal_flag_is_not_traced(tmp_path):
+    # TorchDynamo specialises the bool: `pick(x, True)` returns at `if flag:`, and what follows
+    # is never traced; the same for a parameter every call site leaves at `False`.
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        def pick(value, flag, strict=False):
+            if flag:
+                return value
+            if not strict:
+                return -value
+            print("strict")
+            return value
+
+        @torch.compile
+        def fn(x):
+            return pick(x, True) + pick(x, False)
+    """))
+    assert outcome.findings == []
 
 
 def test_config_roots(tmp_path):

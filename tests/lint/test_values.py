@@ -468,3 +468,21 @@ def fn(x, pairs: dict):
 """)
     assert not outcome.errors
     assert [(f.rule, f.line) for f in outcome.findings] == [("BS302", 6)]
+
+
+def test_iterating_a_dict_gives_its_keys_not_its_values(tmp_path):
+    # `features: Dict[str, Tensor]`: `sorted(features)` is a list of names, so indexing with one
+    # reads no tensor (traced: no break).
+    outcome = lint_source(tmp_path, """\
+from typing import Dict
+import torch
+
+class Decoder(torch.nn.Module):
+    def forward(self, features: Dict[str, torch.Tensor]):
+        keys = sorted(features, key=lambda k: int(k[len("level"):]), reverse=True)
+        x = features[keys[0]]
+        for key in list(features)[1:]:
+            x = x + features[key].mean()
+        return x
+""")
+    assert outcome.findings == []

@@ -112,6 +112,22 @@ class TensorToString(Rule):
                 summary = "max=%.3f" % y.max()  # break
                 return y + 1, summary
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Vae(nn.Module):
+                def _summarize(self, recon, kl):
+                    self.stats = {
+                        "recon": "%.4f" % recon,  # break
+                        "kl": "%.4f" % kl,  # the frame runs eagerly from the break above: no second break
+                    }
+
+                def forward(self, x):
+                    recon, kl = x.pow(2).mean(), x.abs().mean()
+                    self._summarize(recon.detach(), kl.detach())
+                    return recon + kl
+        """, entry="Vae()", inputs="torch.randn(4, 8)"),
     )
     valid = (
         Example("""
@@ -168,7 +184,8 @@ class TensorToString(Rule):
               and ctx.value(func.value) == v.TENSOR):
             ctx.report(self, node)
         elif ctx.qualname(func) in TEXT_READING_BUILTINS and len(node.args) == 1 and _is_text(node.args[0].value, ctx):
-            ctx.report(self, node)  # `len(f"{loss}")`
+            # `len(f"{loss}")`: an exception inside TorchDynamo (GB0088), the frame then runs eagerly
+            ctx.report(self, node, skips_frame=ctx.qualname(func) == "builtins.len")
         elif isinstance(func, cst.Attribute) and _is_text(func.value, ctx):
             ctx.report(self, node)  # `f"{loss}".upper()`
         elif (isinstance(func, cst.Attribute) and func.attr.value == "join" and len(node.args) == 1
@@ -180,7 +197,7 @@ class TensorToString(Rule):
             return
         if (isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString))
                 and _holds_tensor(node.right, ctx)):
-            ctx.report(self, node)
+            ctx.report(self, node, skips_frame=True)  # probed: a later construct of the frame never breaks
         elif _is_text(node.left, ctx) or _is_text(node.right, ctx):
             ctx.report(self, node)  # `"loss=" + f"{loss}"`
 
@@ -197,7 +214,7 @@ class TensorToString(Rule):
     def on_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
         # `f"{x}"` and `f"{x:.3f}"` are traced; only the explicit !r / !s / !a conversions break.
         if id(node) not in self.on_failure and node.conversion is not None and ctx.value(node.expression) == v.TENSOR:
-            ctx.report(self, node)
+            ctx.report(self, node, skips_frame=True)
 
 
 def _is_text(node: cst.BaseExpression, ctx) -> bool:
