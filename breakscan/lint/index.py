@@ -40,10 +40,12 @@ from breakscan.lint.values import (
     SPARSE_METHODS,
     STR,
     TENSOR,
+    TENSORS,
     UNKNOWN,
     VARYING_BOOL,
     VARYING_FLOAT,
     VARYING_INT,
+    VARYING_LENGTH,
     VARYING_LITERAL,
     VARYING_OBJECT,
     VARYING_OPTIONAL,
@@ -651,6 +653,8 @@ class _HelpersInlined(ast.NodeTransformer):
         anything but assign names."""
         held: dict[str, ast.expr] = {}
         for statement in statements:
+            if _writes_into_made(statement, held):
+                continue  # `ids[:, n:] *= keep`: the tensor a call made, changed in place, is still one
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                 return None
             target, value = statement.targets[0], _Substituted(dict(held)).visit(statement.value)
@@ -664,6 +668,15 @@ class _HelpersInlined(ast.NodeTransformer):
             else:
                 return None
         return held
+
+
+def _writes_into_made(statement: ast.stmt, held: dict[str, ast.expr]) -> bool:
+    """An assignment into part of a local that a call made (`ids[1, 0] = n - 1`)."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target] if isinstance(
+        statement, ast.AugAssign) else []
+    return bool(targets) and all(
+        isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+        and isinstance(held.get(target.value.id), ast.Call) for target in targets)
 
 
 def _binds_any(node: ast.AST, names: set[str]) -> bool:
@@ -883,6 +896,9 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
     literals = [_literal_container(argument) for argument in arguments]
     if None not in literals and len(set(map(repr, literals))) > 1:
         return VARYING_LITERAL  # `["a"]`, then `["a", "b"]`
+    if all(isinstance(argument, (ast.List, ast.Tuple)) and kind == TENSORS for argument, kind in zip(arguments, kinds)) \
+            and len({len(argument.elts) for argument in arguments if isinstance(argument, (ast.List, ast.Tuple))}) > 1:
+        return VARYING_LENGTH  # `[bag(), bag()]`, then `[bag(), bag(), bag()]`
     known = set(kinds)
     if None in known:
         return None

@@ -96,6 +96,9 @@ VARYING_OBJECT = Kind("varying-object", family="other")
 # `["sentiment", "topic"]`): TorchDynamo guards a list's length and constant items where it is first
 # used, so each other one recompiles (BR018).
 VARYING_LITERAL = Kind("varying-literal", family="other")
+# A root's parameter the declared calls give lists (or tuples) of tensors of other lengths
+# (`[bag(), bag()]`, then three): TorchDynamo guards the length where it is first used (BR018).
+VARYING_LENGTH = Kind("varying-length", family="tensors")
 # A root's parameter the declared calls give a tensor on some calls and None on others (an
 # optional mask): TorchDynamo guards `mask is None` where it is first used (BR018).
 VARYING_OPTIONAL = Kind("varying-optional", family="maybe-tensor")
@@ -321,7 +324,8 @@ def is_mode(value: Value) -> bool:
 
 
 _GUARDED = {VARYING_INT.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
-            VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR, VARYING_LITERAL.name: OTHER}
+            VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR, VARYING_LITERAL.name: OTHER,
+            VARYING_LENGTH.name: TENSORS}
 
 
 def is_varying_str(value: Value) -> bool:
@@ -329,10 +333,11 @@ def is_varying_str(value: Value) -> bool:
 
 
 def varying_constant(value: Value) -> str | None:
-    """"bool", "object", "optional" or "literal" for a bool, a named object, a tensor or None, or a
-    literal container, that the declared calls vary (BR018)."""
+    """"bool", "object", "optional", "literal" or "length" for a bool, a named object, a tensor or
+    None, a literal container, or a list of tensors of some length, that the declared calls vary
+    (BR018)."""
     names = {VARYING_BOOL.name: "bool", VARYING_OBJECT.name: "object", VARYING_OPTIONAL.name: "optional",
-             VARYING_LITERAL.name: "literal"}
+             VARYING_LITERAL.name: "literal", VARYING_LENGTH.name: "length"}
     return names.get(value.name) if isinstance(value, Kind) else None
 
 

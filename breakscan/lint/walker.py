@@ -1182,8 +1182,14 @@ class RegionWalker(cst.CSTVisitor):
             for callee in callees:
                 self.result.summaries_read.update(((callee.key, "passthrough"), (callee.key, "returns")))
                 passed = self.project.passthrough(callee)
-                returned.append(self._passed_through(node, callee, passed) if passed is not None
-                                else self.project.return_value(callee))
+                value = (self._passed_through(node, callee, passed) if passed is not None
+                         else self.project.return_value(callee))
+                if value == v.SELF and callee.class_name is not None:
+                    # A method returning its own object (`__call__` ending `return self`): the
+                    # object it was called on, not the caller's `self`.
+                    named = isinstance(func, cst.Attribute) and func.attr.value == callee.node.name.value
+                    value = self.value(func.value if named else func)
+                returned.append(value)
             return functools.reduce(v.join, returned)
         built = self.built_classes(func)
         if built:
@@ -1608,7 +1614,7 @@ class RegionWalker(cst.CSTVisitor):
         # An object of a scanned class built in the `with`: TorchDynamo runs its `__enter__`, and
         # its `__exit__` after the block (one built before is BS601's: it cannot be entered).
         built = [item.item for item in node.items if isinstance(item.item, cst.Call)
-                 and isinstance(self.value(item.item), v.ModuleValue)]
+                 and isinstance(value := self.value(item.item), v.ModuleValue) and value.fresh]
         # A break in its `__enter__` cannot be resumed from either (probed: the frame runs eagerly).
         unresumable = any(self._forbids_breaks(item.item) for item in node.items)
         self.try_depth += unresumable

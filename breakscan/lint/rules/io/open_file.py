@@ -41,6 +41,21 @@ class OpenFile(Rule):
                     sink.write("forward")
                 return y + 1
         """),
+        Example("""
+            import torch
+
+            def write_frame(path, pos, step):
+                with open(path, "a") as fh:  # break
+                    fh.write(f"step={step}\\n")
+                    for p in pos.tolist():  # the frame runs eagerly from the `with`: no break here
+                        fh.write(f"{p[0]:.4f}\\n")
+
+            @torch.compile
+            def fn(pos):
+                pos = pos * 2
+                write_frame("/dev/null", pos.detach(), 0)
+                return pos + 1
+        """, inputs="torch.randn(5, 3)"),
     )
     valid = (
         Example("""
@@ -56,6 +71,15 @@ class OpenFile(Rule):
         """),
     )
 
+    def __init__(self) -> None:
+        self.entered: set[int] = set()  # `open(...)` calls that a `with` enters
+
+    def on_With(self, node: cst.With, ctx) -> None:
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and ctx.qualname(item.item.func) in OPEN_FUNCTIONS:
+                self.entered.add(id(item.item))
+                ctx.report(self, item.item, skips_frame=True)  # the rest of the frame runs eagerly
+
     def on_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.qualname(node.func) in OPEN_FUNCTIONS:
+        if ctx.qualname(node.func) in OPEN_FUNCTIONS and id(node) not in self.entered:
             ctx.report(self, node)

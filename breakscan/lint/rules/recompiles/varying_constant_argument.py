@@ -27,7 +27,8 @@ class VaryingConstantArgument(Rule):
     by its code as the frame starts. Likewise a parameter given a tensor by some calls and None
     by others (an optional mask passed on some calls only: the others leave it to its default),
     where it is first used (`if mask is not None`); and other lists, tuples or dicts of
-    constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there; a
+    constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there, and
+    lists of tensors of other lengths (`[bag(), bag()]`, then three), whose length it guards; a
     tuple unpacked as it is (`lo, hi = clip`) is guarded where its items are first used.
 
     ## Why is this bad?
@@ -75,6 +76,26 @@ class VaryingConstantArgument(Rule):
             BREAKSCAN_TARGETS = {"mlp": "[(torch.randn(3, 8), torch.randn(8, 8), F.silu), (torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"}
         """, entry="mlp", inputs="[(torch.randn(3, 8), torch.randn(8, 8), F.silu), "
                                 "(torch.randn(3, 8), torch.randn(8, 8), F.gelu)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            def bag(n: int = 4):
+                ids = torch.randint(1, 50, (2, n))
+                ids[:, n // 2:] *= 0
+                return ids
+
+            class ItemTower(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.table = nn.EmbeddingBag(50, 4)
+
+                def forward(self, fields):
+                    pooled = torch.stack([self.table(ids) for ids in fields], dim=1)  # recompile
+                    return pooled.sum(1)
+
+            BREAKSCAN_TARGETS = {"ItemTower()": "[([bag(), bag()],), ([bag(), bag(), bag()],)]"}
+        """, entry="ItemTower()", inputs="[([bag(), bag()],), ([bag(), bag(), bag()],)]"),
         Example("""
             import torch
             from typing import Optional
@@ -193,4 +214,5 @@ _GUARDED_WHERE_READ = {
     "bool": ("both True and False", "its value (a bool never becomes dynamic)"),
     "literal": ("other lists, tuples or dicts of constants (or other items of them)", "their length and items"),
     "optional": ("a tensor on some calls and None on others", "which it is"),
+    "length": ("lists or tuples of tensors of other lengths", "the length"),
 }
