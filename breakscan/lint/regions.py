@@ -33,7 +33,7 @@ from breakscan.lint.index import (
 )
 from breakscan.lint.names import dotted_name, names_a_class
 from breakscan.lint.semantics.untraceable import GENERATOR_CLASS
-from breakscan.lint.traverse import find_nodes, subtree_ids
+from breakscan.lint.traverse import find_nodes, parent_map, subtree_ids
 from breakscan.lint.walker import (
     TENSOR_CLASSES,
     CallSite,
@@ -750,6 +750,7 @@ class Project:
             results[key] = RegionWalker(self, functions[key], handlers(), parameters[key], dynamo,
                                         called=key in called).run()
         _drop_findings_after_loop_breaks(results, self.root_keys)
+        _resumed_frames_recompile(results)
         return Analysis(results, functions, graph)
 
     def analyze_unreachable(self, handlers: Callable[[], dict[type, list[Handler]]], module: ModuleIndex,
@@ -1044,6 +1045,122 @@ def _sites(result: FunctionResult) -> list[tuple[CallSite, list[str]]]:
     return [(site, callees[id(site.node), site.order]) for site in result.calls]
 
 
+def _break_test(results: dict[str, FunctionResult]) -> Callable[[str], bool]:
+    """Whether a function (by key) may break: a certain break of its own, or a call of one that may."""
+    may_break: dict[str, bool] = {}
+
+    def breaks(key: str) -> bool:
+        if key not in may_break:
+            may_break[key] = False  # recursion: assume not while it is being decided
+            result = results.get(key)
+            may_break[key] = result is not None and (
+                any(f.severity == "error" and not f.only_if_eager and not _conditional(f) for f in result.findings)
+                or any(breaks(s.callee.key) for s in result.calls))
+        return may_break[key]
+
+    return breaks
+
+
+def _resumed_frames_recompile(results: dict[str, FunctionResult]) -> None:
+    """A function compiled as a frame of its own and given inputs that differ from call to call
+    (`differing_inputs`: BR016's loop-carried input, which requires grad on the second pass only)
+    recompiles at its `def`; where it breaks, TorchDynamo resumes it in a new frame, which guards
+    those inputs again where it reads them (or holds them on its stack), so each such frame
+    recompiles too. A helper it passes them to at a breaking call is a frame of its own as well:
+    it recompiles at its `def` when it reads them before its first break, and where it resumes.
+    A function whose break is in a loop or a `try` is not resumed: it runs eagerly."""
+    breaks = _break_test(results)
+    for result in list(results.values()):
+        for finding in [f for f in result.findings if f.differing_inputs]:
+            _report_resumed(finding, finding.function, set(finding.differing_inputs), results, breaks, result,
+                            seen=set(), at_start=False)
+
+
+def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str],
+                    results: dict[str, FunctionResult], breaks: Callable[[str], bool], into: FunctionResult,
+                    seen: set[str], at_start: bool) -> None:
+    own = results.get(function.key)
+    if own is None or function.key in seen or len(seen) > _RESUMED_DEPTH:
+        return
+    seen.add(function.key)
+    points = sorted([(f.order, f.node, f.in_loop or f.in_try, None) for f in own.findings
+                     if f.rule.kind == "break" and _unconditional_break(f) and not f.arms]
+                    + [(s.order, s.node, s.in_loop or s.in_try, s) for s in own.calls
+                       if breaks(s.callee.key) and not s.arms and isinstance(s.node, cst.Call)],
+                    key=lambda point: point[0])
+    if not points or any(skips for _, _, skips, _ in points):
+        return
+    body = function.node.body
+    order = {id(node): i for i, node in enumerate(find_nodes(body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda)))}
+    spans = {id(node): (order[id(node)], order[id(node)] + len(find_nodes(node, (cst.CSTNode,))))
+             for _, node, _, _ in points if id(node) in order}
+    points = [point for point in points if id(point[1]) in spans]
+    if not points:
+        return
+    reads = _derived_reads(body, inputs, order)
+    parents = parent_map(body)
+
+    def read_between(start: int, end: int) -> bool:
+        return any(start <= position < end for position in reads)
+
+    message = ("resumed here after the break, this function is a frame of its own again: it is given "
+               "the input that requires grad on one call and not on another, and guards it where it reads "
+               "it, so it compiles again")
+    if at_start and read_between(0, spans[id(points[0][1])][0]):
+        start = function.node.decorators[0] if function.node.decorators else function.node
+        into.findings.append(dataclasses.replace(finding, node=start, function=function, message=message,
+                                                 differing_inputs=()))
+    for index, (_, node, _, site) in enumerate(points):
+        begin, end = spans[id(node)]
+        following = spans[id(points[index + 1][1])][1] if index + 1 < len(points) else len(order)
+        statement = _enclosing_statement(node, parents)
+        stack_start = order.get(id(statement), begin) if statement is not None else begin
+        held_on_stack = read_between(stack_start, begin)
+        if held_on_stack or read_between(end, following):
+            into.findings.append(dataclasses.replace(finding, node=node, function=function, message=message,
+                                                     differing_inputs=()))
+        if site is not None:
+            passed = _parameters_given(site, node, reads, order)
+            if passed:
+                _report_resumed(finding, site.callee, passed, results, breaks, into, seen, at_start=True)
+
+
+_RESUMED_DEPTH = 4  # helpers deep, along one chain
+
+
+def _derived_reads(body: cst.CSTNode, inputs: set[str], order: dict[int, int]) -> set[int]:
+    """Positions (in `order`) of the names that hold the inputs or what was computed from them
+    (`x1, x2 = x.chunk(2)`)."""
+    names = set(inputs)
+    for statement in find_nodes(body, (cst.Assign, cst.AugAssign, cst.AnnAssign), prune=(cst.FunctionDef, cst.Lambda)):
+        value = statement.value
+        if value is not None and any(isinstance(n, cst.Name) and n.value in names for n in find_nodes(value, (cst.Name,))):
+            targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+            names |= {n.value for t in targets for n in find_nodes(t, (cst.Name,)) if isinstance(n, cst.Name)}
+    return {order[id(n)] for n in find_nodes(body, (cst.Name,), prune=(cst.FunctionDef, cst.Lambda))
+            if isinstance(n, cst.Name) and n.value in names and id(n) in order}
+
+
+def _enclosing_statement(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> cst.CSTNode | None:
+    current: cst.CSTNode | None = node
+    while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        current = parents.get(id(current))
+    return current
+
+
+def _parameters_given(site: CallSite, call: cst.Call, reads: set[int], order: dict[int, int]) -> set[str]:
+    """The callee's parameters that the call gives an input (or a value computed from one)."""
+    def given(argument: cst.Arg) -> bool:
+        return any(order.get(id(n)) in reads for n in find_nodes(argument.value, (cst.Name,)))
+
+    params = site.callee.positional_params
+    named = {p.name.value for p in (*params, *site.callee.node.params.kwonly_params)}
+    passed = {params[i].name.value for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star)
+              if i < len(params) and given(a)}
+    passed |= {a.keyword.value for a in call.args if a.keyword is not None and a.keyword.value in named and given(a)}
+    return passed
+
+
 def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: set[str]) -> None:
     """TorchDynamo cannot resume a frame inside a loop or inside a `try` block's body: a break
     there (in the function itself or in a helper it calls there) makes it run the rest of the
@@ -1056,17 +1173,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
     back to eager from there, as after a break in a loop. A function called from compiled code that
     TorchDynamo would not trace as a frame of its own (`untraced_alone`) runs untraced after its
     first break: its later constructs never break either."""
-    may_break: dict[str, bool] = {}
-
-    def breaks(key: str) -> bool:
-        if key not in may_break:
-            may_break[key] = False  # recursion: assume not while it is being decided
-            result = results.get(key)
-            may_break[key] = result is not None and (
-                any(f.severity == "error" and not f.only_if_eager and not _conditional(f) for f in result.findings)
-                or any(breaks(s.callee.key) for s in result.calls))
-        return may_break[key]
-
+    breaks = _break_test(results)
     surely: dict[str, bool] = {}
 
     def surely_breaks(key: str) -> bool:

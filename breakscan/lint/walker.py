@@ -79,6 +79,10 @@ class RawFinding:
     # Where the span ends, when the construct goes on past `node` (the rest of an `and`/`or`
     # chain after its first data operand, whose later operands may break too).
     end: cst.CSTNode | None = None
+    # A recompile of `function`, compiled as a frame of its own and given, from call to call,
+    # inputs that differ in what TorchDynamo guards (these parameters): the frames it resumes in
+    # after its breaks guard them again (see regions._resumed_frames_recompile).
+    differing_inputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -409,16 +413,20 @@ class RegionContext:
                      for name, value in named)
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None, *,
-                  only_if_eager: bool = False, surely_eager: bool = False) -> None:
+                  only_if_eager: bool = False, surely_eager: bool = False,
+                  differing_inputs: tuple[str, ...] = ()) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
         when this code builds the object): the finding is placed there, with this chain. That
         function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
         cannot resume from: the construct breaks there either way. `only_if_eager`: it breaks only
-        then (see `report`); `surely_eager`: only when a break on every path makes it run eagerly."""
+        then (see `report`); `surely_eager`: only when a break on every path makes it run eagerly.
+        `differing_inputs`: for a recompile of `function` as a frame of its own, the parameters
+        whose guards fail (the frames it resumes in after a break recompile too)."""
         walker = self._walker
         walker.result.findings.append(
             RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events),
-                       own_frame=True, only_if_eager=only_if_eager or surely_eager, surely_eager=surely_eager))
+                       own_frame=True, only_if_eager=only_if_eager or surely_eager, surely_eager=surely_eager,
+                       differing_inputs=differing_inputs))
 
     # -- project lookups -------------------------------------------------------------------
     def memoised(self, compute: Callable[[N], T], node: N) -> T:

@@ -25,7 +25,11 @@ class EagerLoopCarriedInput(Rule):
     input, when the caller has a break TorchDynamo cannot resume from (in the loop, in a `try`,
     an RNN): only then does the caller run eagerly. Only a caller that no scanned code calls (the
     model's input is its input): one that another module calls may be given an activation, which
-    requires grad from the start.
+    requires grad from the start. The input may first go through calls of no layer
+    (`x = torch.cat([x, x], -1)` before the loop). Where that function breaks itself, each frame
+    TorchDynamo resumes it in that reads the input (or holds it on its stack) is flagged at the
+    break, and so is a helper it hands the input to at a breaking call: at its `def` when it
+    reads the input before its first break, and where it resumes.
 
     ## Why is this bad?
     When TorchDynamo gives up on a frame, it runs it eagerly and compiles each function it calls
@@ -33,7 +37,8 @@ class EagerLoopCarriedInput(Rule):
     require grad; the next passes give it the previous output, which does (it was computed with
     the module's parameters): its guard on `requires_grad` fails, and it compiles again (once, in
     grad mode; both compiled versions stay cached). Layers whose inputs change size recompile too.
-    The extra compile comes on top of the lost whole-loop graph.
+    The extra compile comes on top of the lost whole-loop graph. A frame resumed after a break
+    guards the input again, so it recompiles as well.
 
     ## Example
     ```python
@@ -91,6 +96,36 @@ class EagerLoopCarriedInput(Rule):
                             h = h * 0.5
                     return h
         """, entry="Decoder()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            def count_nodes(index):
+                return int(index.max()) + 1  # break (another rule)
+
+            def scatter_mean(src, index):
+                size = count_nodes(index)  # recompile
+                return src.new_zeros(size, src.shape[-1]).index_add_(0, index, src)
+
+            class Conv(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(8, 8)
+
+                def forward(self, x, index):  # recompile
+                    aggr = scatter_mean(x, index)  # recompile
+                    return self.lin(aggr + x)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList(Conv() for _ in range(2))
+
+                def forward(self, x, index):
+                    for layer in self.layers:
+                        x = layer(x, index)
+                    return x
+        """, entry="Net()", inputs="[(torch.randn(6, 8), torch.arange(6)), (torch.randn(6, 8), torch.arange(6))]"),
     )
     valid = (
         Example("""
@@ -139,7 +174,20 @@ class EagerLoopCarriedInput(Rule):
             self.reported.add(callee.key)
             start = callee.node.decorators[0] if callee.node.decorators else callee.node
             ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
-                                               f"`{carried[0].value}`)", only_if_eager=True)
+                                               f"`{carried[0].value}`)", only_if_eager=True,
+                          differing_inputs=_parameters_carrying(node, callee, carried))
+
+
+def _parameters_carrying(call: cst.Call, callee, carried: list[cst.Name]) -> tuple[str, ...]:
+    """The callee's parameters given the carried names (`blk(x)`: `forward`'s `x`)."""
+    names = {name.value for name in carried}
+    params = callee.positional_params
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    found = [params[i].name.value for i, a in enumerate(positional)
+             if i < len(params) and isinstance(a.value, cst.Name) and a.value.value in names]
+    found += [a.keyword.value for a in call.args
+              if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value in names]
+    return tuple(found)
 
 
 def _calls_a_layer(method, ctx) -> bool:
@@ -163,8 +211,31 @@ def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
     if loop is None:
         return False
     inside = {id(target) for target in _bindings(loop.body, name)}
-    everywhere = _bindings(function.body, name)
-    return bool(inside) and all(id(target) in inside for target in everywhere)
+    outside = {id(target) for target in _bindings(function.body, name)} - inside
+    return bool(inside) and outside <= _grad_free_rebindings(function.body, loop, name, ctx)
+
+
+def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, ctx) -> set[int]:
+    """`id` of the names `name` that statements before the loop bind to what they compute from it
+    with no layer and no attribute of the object (`x = torch.cat([x, x], dim=-1)`): the input
+    still, as far as requiring grad goes."""
+    found: set[int] = set()
+    for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
+        if statement is loop:
+            break
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            value = small.value
+            reads = {n.value for n in find_nodes(value, (cst.Name,)) if isinstance(n, cst.Name)}
+            layered = any(isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+                          for n in find_nodes(value, (cst.Attribute,))) or any(
+                ctx.is_module(ctx.value(call.func)) for call in find_nodes(value, (cst.Call,)) if isinstance(call, cst.Call))
+            if name in reads and not layered:
+                found |= {id(target) for target in _bindings(small, name)}
+    return found
 
 
 def _bindings(block: cst.CSTNode, name: str) -> list[cst.Name]:
