@@ -285,8 +285,15 @@ def _join_containers(a: Value, b: Value) -> Value:
                 keys[key] = join(keys[key], value) if key in keys else value
             return container(keys=tuple(keys.items()), sort=sort, elements=elements)
         if sort:
-            return container(sort=sort, holds_tensors=TENSORS in (a, b), elements=join_held(held(a), held(b)))
+            # `candidates = []` before a loop that extends it: what the loop put in it (the empty
+            # one holds nothing to join).
+            elements = held(b) if _known_empty(a) else held(a) if _known_empty(b) else join_held(held(a), held(b))
+            return container(sort=sort, holds_tensors=TENSORS in (a, b), elements=elements)
     return TENSORS if TENSORS in (a, b) else OTHER
+
+
+def _known_empty(value: Container) -> bool:
+    return value.elements is None and (value.items == () or value.keys == ())
 
 _RANK = {UNKNOWN: 1, MAYBE_TENSOR: 2, TENSORS: 3, TENSOR: 4}
 

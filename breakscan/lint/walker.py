@@ -841,6 +841,9 @@ class RegionWalker(cst.CSTVisitor):
                 found = _held_at(base, node.slice[0].slice.value) if len(node.slice) == 1 else v.held(base)
                 if found is not None:
                     return found
+            if isinstance(base, v.Container) and base.sort in ("list", "tuple") and len(node.slice) == 1 and _slices(node):
+                # `candidates[: self.beam_size]`: a list of what the list holds
+                return v.container(sort=base.sort, holds_tensors=base == v.TENSORS, elements=v.held(base))
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.MASK if v.is_mask(base) else v.TENSOR
             if base == v.SHAPE:
@@ -980,6 +983,10 @@ class RegionWalker(cst.CSTVisitor):
                     if annotation is None:
                         return v.UNKNOWN  # a namedtuple's field this object was not seen given
                     declared = self.project.declared_value(annotation, info.module)
+                    if isinstance(declared, v.Container) and declared.sort:
+                        # What it holds, not that the object keeps one list from call to call
+                        # (torchmetrics' `preds: List[Tensor]`, which its base class resets).
+                        return v.container(holds_tensors=declared == v.TENSORS, elements=v.held(declared))
                     if declared is not None:
                         return declared
             registered = self._registered_by_torch(base, classes, attr)

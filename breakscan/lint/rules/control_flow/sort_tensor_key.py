@@ -64,6 +64,30 @@ class SortTensorKey(Rule):
                 parts = list(x.unbind(0))
                 return torch.stack(sorted(parts, key=torch.sum))  # break
         """, inputs="torch.randn(4, 3)"),
+        Example("""
+            import torch
+            from dataclasses import dataclass
+
+            @dataclass
+            class Hypothesis:
+                tokens: list
+                score: torch.Tensor
+
+            def expand(hyp, logp):
+                top, index = logp.topk(2)
+                return [Hypothesis(hyp.tokens + [i], hyp.score + lp) for i, lp in zip(range(2), top)]
+
+            @torch.compile
+            def beam_search(logp):
+                beams = [Hypothesis([0], logp.new_zeros(()))]
+                for _ in range(2):
+                    candidates = []
+                    for hyp in beams:
+                        candidates.extend(expand(hyp, logp))
+                    candidates = sorted(candidates, key=lambda h: h.score, reverse=True)  # break
+                    beams = candidates[:2]
+                return torch.stack([h.score for h in beams])
+        """, entry="beam_search", inputs="torch.randn(8)"),
     )
     valid = (
         Example("""
