@@ -299,6 +299,9 @@ class ModuleIndex:
     assignments: dict[str, str] = field(default_factory=dict)
     # Of those, the call itself (what a record class is built with: `EULER = Tableau(alpha=...)`).
     global_calls: dict[str, cst.Call] = field(default_factory=dict)
+    # Module-level `name = <a call>`, method chains too (`_rays_t = torch.randn(3, 16).t()`), as
+    # the declared inputs name them.
+    global_made: dict[str, cst.Call] = field(default_factory=dict)
     # Module-level flags whose value the code writes out, assigned once: `DEBUG = True`, or an
     # environment switch at its default (`os.environ.get("DEBUG_SHAPES", "1") == "1"`: on).
     global_flags: dict[str, bool] = field(default_factory=dict)
@@ -611,6 +614,17 @@ class _HelpersInlined(ast.NodeTransformer):
         self.index = index
         self.depth = depth
 
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        """A module-level tensor the declaration names (`_mask` for `_mask = torch.ones(2, 10,
+        dtype=torch.bool)`): the call that made it."""
+        made = self.index.global_made.get(node.id) if isinstance(node.ctx, ast.Load) else None
+        if made is None or node.id in self.index.functions or node.id in self.index.classes:
+            return node
+        try:
+            return ast.copy_location(ast.parse(_source(made).strip(), mode="eval").body, node)
+        except SyntaxError:
+            return node
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         returned = self._returned(node) if self.depth < self._DEPTH else None
@@ -700,7 +714,15 @@ class _Substituted(ast.NodeTransformer):
 
 
 class _NumbersFolded(ast.NodeTransformer):
-    """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`)."""
+    """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`), and a
+    conditional on a written-out bool as the branch it takes (a helper's `x if channels_last
+    else y`, given `channels_last=True`)."""
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant) and isinstance(node.test.value, bool):
+            return node.body if node.test.value else node.orelse
+        return node
 
     _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
                   ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
@@ -1034,6 +1056,8 @@ _LAYOUT_KEEPING = frozenset({"requires_grad_", "detach", "float", "double", "hal
 def _permutation(call: ast.Call) -> tuple[int, ...] | None:
     """The dimensions a `permute`/`transpose` call reorders, as written; () when it moves none, None
     when it is another method or its dimensions are not written out."""
+    if call.func.attr == "t" and not call.args and not call.keywords:
+        return (1, 0)  # a matrix's transpose
     try:
         dims = tuple(ast.literal_eval(argument) for argument in call.args)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -1256,6 +1280,9 @@ def _index_assignment(index: ModuleIndex, node: cst.Assign | cst.AnnAssign) -> N
             index.global_calls.pop(target.value, None)
             if called and isinstance(built, cst.Call) and len(targets) == 1:
                 index.global_calls[target.value] = built
+            index.global_made.pop(target.value, None)
+            if isinstance(node.value, cst.Call) and len(targets) == 1:
+                index.global_made[target.value] = node.value
             number = literal_kind(node.value) if node.value is not None else None
             known = index.plain_globals.get(target.value)
             if number in (INT, FLOAT, BOOL, STR) and known in (None, number):

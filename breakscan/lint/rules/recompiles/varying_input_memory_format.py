@@ -70,6 +70,36 @@ class VaryingInputMemoryFormat(DeclaredCallsRule):
 
             BREAKSCAN_TARGETS = {"Tubelets()": "[torch.randn(1, 4, 3, 8), channels_first_clip()]"}
         """, entry="Tubelets()", inputs="[torch.randn(1, 4, 3, 8), channels_first_clip()]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stem(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+                def forward(self, x):  # recompile
+                    return self.conv(x).relu().mean((-2, -1))
+
+            def tile(channels_last: bool = False):
+                x = torch.rand(2, 3, 8, 8)
+                return x.contiguous(memory_format=torch.channels_last) if channels_last else x
+
+            BREAKSCAN_TARGETS = {"Stem().eval()": "[tile(), tile(channels_last=True)]"}
+        """, entry="Stem().eval()", inputs="[tile(), tile(channels_last=True)]"),
+        Example("""
+            import torch
+
+            def project(rays, weight):  # recompile
+                return rays @ weight
+
+            _weight = torch.randn(3, 4)
+            _rays = torch.randn(16, 3)
+            _rays_t = torch.randn(3, 16).t()
+
+            BREAKSCAN_TARGETS = {"project": "[(_rays, _weight), (_rays_t, _weight)]"}
+        """, entry="project", inputs="[(_rays, _weight), (_rays_t, _weight)]"),
     )
     valid = (
         Example("""
