@@ -74,20 +74,20 @@ class VaryingInputMemoryFormat(DeclaredCallsRule):
             import torch
             from torch import nn
 
-            class Stem(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.conv = nn.Conv2d(3, 8, 3, padding=1)
-
-                def forward(self, x):  # recompile
-                    return self.conv(x).relu().mean((-2, -1))
-
             def tile(channels_last: bool = False):
                 x = torch.rand(2, 3, 8, 8)
                 return x.contiguous(memory_format=torch.channels_last) if channels_last else x
 
-            BREAKSCAN_TARGETS = {"Stem().eval()": "[tile(), tile(channels_last=True)]"}
-        """, entry="Stem().eval()", inputs="[tile(), tile(channels_last=True)]"),
+            class PatchHead(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.patches = nn.Conv2d(3, 4, 4, stride=4)
+
+                def forward(self, tiles):  # recompile
+                    return self.patches(tiles).flatten(2).sigmoid()
+
+            BREAKSCAN_TARGETS = {"PatchHead().eval()": "[tile(), tile(channels_last=True)]"}
+        """, entry="PatchHead().eval()", inputs="[tile(), tile(channels_last=True)]"),
         Example("""
             import torch
 
