@@ -2549,9 +2549,8 @@ def always_leaves(block: cst.CSTNode) -> bool:
 # `isinstance(x, T)`: what x is in the branch where it holds.
 TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 # Builtins that build a container of another's elements, and what they build.
-_SEQUENCE_BUILDERS = {"builtins.list": "list", "builtins.sorted": "list", "builtins.tuple": "tuple",
-                      "builtins.reversed": "list", "builtins.set": "set", "builtins.frozenset": "set",
-                      "builtins.dict": "dict"}
+_SEQUENCE_BUILDERS = {**v.BUILT_SORT, "builtins.tuple": "tuple", "builtins.reversed": "list", "builtins.set": "set",
+                      "builtins.frozenset": "set"}
 _CONTAINER_CLASSES = frozenset({f"builtins.{name}" for name in ("list", "tuple", "dict", "set", "frozenset")})
 _BUILTIN_INSTANCE_KINDS = {"int": v.INT, "float": v.FLOAT, "bool": v.BOOL, "str": v.STR, "set": v.OTHER,
                            "frozenset": v.OTHER, "bytes": v.OTHER, "complex": v.OTHER}
