@@ -53,6 +53,7 @@ from breakscan.lint.values import (
     ZERO_DIM_INPUT,
     Container,
     Kind,
+    ModuleValue,
     container,
     is_plain,
     join,
@@ -315,7 +316,7 @@ class ModuleIndex:
     # function qualname here ("Model.forward", "scale") -> per parameter position (`self` counted),
     # what every call BREAKSCAN_TARGETS declares passes there, when it is written out (a number,
     # a string, None, a tensor a torch function makes); None where the calls do not say
-    declared_arguments: dict[str, tuple[Kind | None, ...]] = field(default_factory=dict)
+    declared_arguments: dict[str, tuple[Kind | ModuleValue | None, ...]] = field(default_factory=dict)
     # The declared calls, as written, when each makes its tensors at random (`"[torch.randn(4, 16),
     # torch.randn(4, 16)]"`): their data differs from call to call (BR013); "" otherwise.
     varying_data: str = ""
@@ -523,6 +524,7 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     every = sorted(set.intersection(*(set(call) for call in calls)))  # positions every call gives
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
         (VARYING_OBJECT if _names_other_objects([call[position] for call in calls], index) else
+         _declared_object([call[position] for call in calls], index) or
          _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls]))
         if position in every else None for position in range(max(every, default=-1) + 1))
     if len(calls) < 2:
@@ -574,11 +576,8 @@ def _parameter_defaults(index: ModuleIndex, function: str, offset: int) -> dict[
     params = defined.node.params
     found = {}
     for position, param in enumerate([*params.posonly_params, *params.params][offset:]):
-        if param.default is not None:
-            try:
-                found[position] = ast.parse(_source(param.default), mode="eval").body
-            except SyntaxError:
-                continue
+        if param.default is not None and (default := _as_ast(param.default)) is not None:
+            found[position] = default
     return found
 
 
@@ -620,10 +619,8 @@ class _HelpersInlined(ast.NodeTransformer):
         made = self.index.global_made.get(node.id) if isinstance(node.ctx, ast.Load) else None
         if made is None or node.id in self.index.functions or node.id in self.index.classes:
             return node
-        try:
-            return ast.copy_location(ast.parse(_source(made).strip(), mode="eval").body, node)
-        except SyntaxError:
-            return node
+        expression = _as_ast(made)
+        return node if expression is None else ast.copy_location(expression, node)
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
@@ -888,6 +885,56 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
             return ZERO_DIM_INPUT  # `torch.tensor(50)`: one number
         return TENSOR
     return None
+
+
+def _declared_object(arguments: list[ast.expr], index: ModuleIndex) -> ModuleValue | None:
+    """Objects of one class of the module that the declared calls build with other constants
+    (`RoutingConfig()`, then `RoutingConfig(top_k=1)`): an object whose differing attributes are
+    varying values, which TorchDynamo guards where the compiled code first reads them."""
+    if len(arguments) < 2 or not all(isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and not any(
+            isinstance(given, ast.Starred) for given in a.args) and all(k.arg for k in a.keywords) for a in arguments):
+        return None
+    names = {a.func.id for a in arguments if isinstance(a, ast.Call) and isinstance(a.func, ast.Name)}
+    info = index.classes.get(names.pop()) if len(names) == 1 else None
+    if info is None:
+        return None
+    varying = []
+    for position, (parameter, attribute, default) in enumerate(_constructor_fields(info)):
+        given = [a.args[position] if position < len(a.args) else next(
+            (k.value for k in a.keywords if k.arg == parameter), default) for a in arguments if isinstance(a, ast.Call)]
+        constants = [value.value for value in given if isinstance(value, ast.Constant)]
+        if attribute is None or len(constants) < len(given) or len(set(map(repr, constants))) < 2:
+            continue
+        kinds = {type(constant) for constant in constants}
+        kind = (VARYING_BOOL if kinds == {bool} else VARYING_STR if kinds == {str} else VARYING_INT if kinds == {int}
+                else VARYING_FLOAT if kinds <= {int, float} else None)
+        if kind is not None:
+            varying.append((attribute, kind))
+    return ModuleValue(frozenset({f"{index.name}.{info.name}"}), fields=tuple(varying)) if varying else None
+
+
+def _constructor_fields(info: ClassInfo) -> list[tuple[str, str | None, ast.expr | None]]:
+    """What a class's constructor takes, in order: each parameter, the attribute it sets (a
+    record's field is its own; `__init__` stores `self.top_k = top_k`), and its default."""
+    if info.record:
+        defaults = {statement.target.value: statement.value for line in info.node.body.body
+                    if isinstance(line, cst.SimpleStatementLine) for statement in line.body
+                    if isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name)
+                    and statement.value is not None}
+        return [(name, name, _as_ast(defaults[name]) if name in defaults else None) for name in info.annotated]
+    init = info.methods.get("__init__")
+    if init is None:
+        return []
+    stored = {parameter: attribute for attribute, parameter in info.attr_params.items()}
+    return [(param.name.value, stored.get(param.name.value), _as_ast(param.default) if param.default else None)
+            for param in [*init.node.params.posonly_params, *init.node.params.params][1:]]
+
+
+def _as_ast(node: cst.BaseExpression) -> ast.expr | None:
+    try:
+        return ast.parse(_source(node).strip(), mode="eval").body
+    except SyntaxError:
+        return None
 
 
 def _sparse_made(argument: ast.expr) -> bool:

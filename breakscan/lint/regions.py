@@ -779,7 +779,7 @@ class Project:
         for position, param in enumerate([*function.positional_params, *node.params.kwonly_params]):
             kind = parameter_kind(param, self.expander(function.module))
             passed = declared_by_calls[position + offset] if position + offset < len(declared_by_calls) else None
-            if passed is not None and (param.annotation is None or passed == kind) and (
+            if passed is not None and (param.annotation is None or passed == kind or isinstance(passed, v.ModuleValue)) and (
                     position < len(function.positional_params)):
                 # What every call BREAKSCAN_TARGETS declares passes (refining the annotation's kind:
                 # `iters: int` given 2, then 3)

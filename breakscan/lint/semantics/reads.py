@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from breakscan.lint import values as v
+from breakscan.lint.names import dotted_name
 from breakscan.lint.traverse import find_nodes
 
 
@@ -40,6 +42,19 @@ class FirstReads:
             return False
         self.read.add(node.value)
         return True
+
+    def first_field_read(self, node: cst.Attribute, ctx) -> tuple[str, v.Value] | None:
+        """`cfg.top_k`, where `cfg` is an object the calls BREAKSCAN_TARGETS declares build with
+        other constants for that attribute (`RoutingConfig()`, then `RoutingConfig(top_k=1)`): its
+        text and value at the function's first read of it, where TorchDynamo guards it (passing
+        it on to a helper the walk inlines is none: the helper reads it)."""
+        owner = ctx.value(node.value)
+        held = owner.field(node.attr.value) if isinstance(owner, v.ModuleValue) and owner.fields else None
+        text = dotted_name(node) if held is not None else None
+        if text is None or text in self.read:
+            return None
+        self.read.add(text)
+        return None if self.passed_on(node, ctx) else (text, held)
 
     def passed_on(self, node: cst.BaseExpression, ctx) -> bool:
         """Whether the expression is an argument of a call of a function the walk inlines."""

@@ -22,7 +22,7 @@ def step_methods(ctx) -> list[StepMethod]:
     found = []
     for entry, steps in ctx.module.declared_steps.items():
         for path, name, step in steps:
-            for qualified in _classes_at(ctx, f"{ctx.module.name}.{entry}", path):
+            for qualified in classes_at(ctx, f"{ctx.module.name}.{entry}", path):
                 info = ctx.find_class(qualified)
                 method = ctx.method_of(info, name) if info is not None else None
                 if method is not None:
@@ -31,7 +31,7 @@ def step_methods(ctx) -> list[StepMethod]:
     return found
 
 
-def _classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
+def classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
     """The classes of the object reached from an instance of `start` through the attributes of
     `path`, as its `__init__` (or its bases') builds them."""
     classes = {start}
@@ -39,6 +39,13 @@ def _classes_at(ctx, start: str, path: tuple[str, ...]) -> set[str]:
         classes = {built for name in classes if (info := ctx.find_class(name)) is not None
                    for known in ctx.class_lineage(info) for built in known.attr_classes.get(attribute, ())}
     return classes
+
+
+def lineages_at(ctx, starts: frozenset[str] | set[str], path: tuple[str, ...]) -> set[str]:
+    """The qualified classes, with their scanned bases, of the objects reached from an instance of
+    any of `starts` through the attributes of `path` (`processor` of `self.processor.temperature`)."""
+    return {f"{known.module.name}.{known.name}" for start in starts for name in classes_at(ctx, start, path)
+            if (info := ctx.find_class(name)) is not None for known in ctx.class_lineage(info)}
 
 
 @dataclass(frozen=True)

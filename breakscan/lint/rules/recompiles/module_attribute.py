@@ -4,7 +4,7 @@ from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.built import built_truth
 from breakscan.lint.semantics.state import held_attribute, persistent_attribute
-from breakscan.lint.semantics.steps import step_methods
+from breakscan.lint.semantics.steps import lineages_at, step_methods
 from breakscan.lint.traverse import find_nodes, parent_map, subtree_ids
 
 
@@ -63,8 +63,10 @@ class ModuleAttributeUpdated(Rule):
     a submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`;
     read, never run) changes what it stores as well, and so does a step that sets an attribute
     itself (`lambda m: setattr(m.config, "temperature", 0.05)`, or a function of the file named
-    as a step, `def turn_off(m): m.cfg.normalize = False`): the first read of such an
-    attribute in compiled code is flagged, a string included (a warning: one recompile for each
+    as a step, `def turn_off(m): m.cfg.normalize = False`); so does a method setting an attribute
+    of an object the module holds (`self.scale.temperature = value`), read where that object's own
+    method reads it (`self.temperature`): the first read of such an attribute in compiled code is
+    flagged, a string included (a warning: one recompile for each
     step that changes the value).
 
     ## Example
@@ -285,6 +287,32 @@ class ModuleAttributeUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"Blend()": "[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"}
         """, entry="Blend()", inputs="[torch.ones(4), lambda m: m.set_mix(0.5), torch.ones(4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Scale(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.temperature = 1.0
+
+                def forward(self, x):
+                    return x / max(self.temperature, 1e-5)  # recompile
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(4, 4)
+                    self.scale = Scale()
+
+                def set_temperature(self, value):
+                    self.scale.temperature = value  # a submodule's attribute, set by its parent
+
+                def forward(self, x):
+                    return self.scale(self.proj(x))
+
+            BREAKSCAN_TARGETS = {"Head()": "[torch.ones(2, 4), lambda m: m.set_temperature(0.7), torch.ones(2, 4)]"}
+        """, entry="Head()", inputs="[torch.ones(2, 4), lambda m: m.set_temperature(0.7), torch.ones(2, 4)]"),
         Example("""
             import torch
             from torch import nn
@@ -886,8 +914,15 @@ def _set_between_calls(ctx) -> dict[str, str]:
         if own in called.reached:
             for attribute in ctx.memoised(_assigned_attributes, called.method.node):
                 stored.setdefault(attribute, called.step)
-    for path, attribute, step in ctx.module.declared_step_stores.get(ctx.function.class_name, ()):
-        stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
+        for path, attribute in ctx.memoised(_assigned_held_attributes, called.method.node):
+            if own in lineages_at(ctx, called.reached, path):  # `self.processor.temperature = t`, read in the processor
+                stored.setdefault(attribute, called.step)
+    for entry, stores in ctx.module.declared_step_stores.items():
+        for path, attribute, step in stores:
+            if entry == ctx.function.class_name:
+                stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
+            if path and own in lineages_at(ctx, {f"{ctx.module.name}.{entry}"}, path):
+                stored.setdefault(attribute, step)  # ... read by a method of the object it sets
     return stored
 
 
@@ -1022,6 +1057,22 @@ def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
                 if known in ("True", "False") and store in ("True", "False") and known != store:
                     store = "set"  # set both ways: what it is after the call is not known here
                 stored[target.attr.value] = store if known is None or rank[store] >= rank[known] else known
+    return stored
+
+
+def _assigned_held_attributes(function: cst.FunctionDef) -> set[tuple[tuple[str, ...], str]]:
+    """The attributes of objects `self` holds that a method stores, each with the path to its
+    object: `(("processor",), "temperature")` for `self.processor.temperature = value`."""
+    stored: set[tuple[tuple[str, ...], str]] = set()
+    for node in find_nodes(function.body, (cst.Assign, cst.AugAssign), prune=(cst.FunctionDef, cst.Lambda)):
+        for target in [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]:
+            path: list[str] = []
+            owner = target.value if isinstance(target, cst.Attribute) else None
+            while isinstance(owner, cst.Attribute):
+                path.insert(0, owner.attr.value)
+                owner = owner.value
+            if path and isinstance(owner, cst.Name) and owner.value == "self":
+                stored.add((tuple(path), target.attr.value))
     return stored
 
 

@@ -29,7 +29,9 @@ class VaryingConstantArgument(Rule):
     where it is first used (`if mask is not None`); and other lists, tuples or dicts of
     constants (`["a"]`, then `["a", "b"]`), whose length and items TorchDynamo guards there, and
     lists of tensors of other lengths (`[bag(), bag()]`, then three), whose length it guards; a
-    tuple unpacked as it is (`lo, hi = clip`) is guarded where its items are first used.
+    tuple unpacked as it is (`lo, hi = clip`) is guarded where its items are first used. Objects
+    of one class of the file built with both values of a bool (`Options()`, then
+    `Options(greedy=False)`) are guarded where the attribute is first read (`options.greedy`).
 
     ## Why is this bad?
     TorchDynamo 2.13 treats a bool, a function, a class or a dtype as a constant and never makes
@@ -160,6 +162,21 @@ class VaryingConstantArgument(Rule):
 
             BREAKSCAN_TARGETS = {"RunningNorm()": "[(torch.randn(2, 4),), (torch.randn(2, 4), (-10.0, 10.0))]"}
         """, entry="RunningNorm()", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4), (-10.0, 10.0))]"),
+        Example("""
+            import torch
+
+            class DecodeOptions:
+                def __init__(self, greedy=True, width=4):
+                    self.greedy = greedy
+                    self.width = width
+
+            def decode(logits, options):
+                if options.greedy:  # recompile
+                    return logits.argmax(-1)
+                return torch.multinomial(logits.softmax(-1), 1).squeeze(-1)
+
+            BREAKSCAN_TARGETS = {"decode": "[(torch.randn(2, 6), DecodeOptions()), (torch.randn(2, 6), DecodeOptions(greedy=False))]"}
+        """, entry="decode", inputs="[(torch.randn(2, 6), DecodeOptions()), (torch.randn(2, 6), DecodeOptions(greedy=False))]"),
     )
     valid = (
         Example("""
@@ -187,6 +204,12 @@ class VaryingConstantArgument(Rule):
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
+        read = self.reads.first_field_read(node, ctx)
+        if read is not None and v.varying_constant(read[1]) == "bool":  # `cfg.normalize`, True, then False
+            given, guard = _GUARDED_WHERE_READ["bool"]
+            ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares build `{read[0].partition('.')[0]}` with "
+                                   f"`{node.attr.value}` {given}: TorchDynamo guards on {guard} here, so the other "
+                                   "one compiles the function again")
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         varying = v.varying_constant(ctx.local_value(node.value))

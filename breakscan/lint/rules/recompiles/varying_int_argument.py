@@ -20,8 +20,10 @@ class VaryingIntArgument(Rule):
     int of a `for i in range(...)` loop: `step(x, i)` where `step = torch.compile(fn, ...)` or `fn`
     is decorated with `@torch.compile(...)`; or one that the calls `BREAKSCAN_TARGETS` declares give
     other ints (`"[(x, 4), (x, 6)]"`, or by keyword: `"[dict(x=x, iters=4), dict(x=x, iters=6)]"`;
-    read as written, never run). Reported where TorchDynamo
-    guards the value: its first use, in a helper the number is passed to as well.
+    read as written, never run), or objects of one class of the file built with other ints
+    (`Routing()`, then `Routing(top_k=1)`: a dataclass field, or an attribute `__init__` sets from
+    its parameter), at the first read of the attribute that differs (`cfg.top_k`). Reported where
+    TorchDynamo guards the value: its first use, in a helper the number is passed to as well.
 
     ## Why is this bad?
     TorchDynamo 2.13 specialises Python ints: the first call guards `i == 0`, and the next value
@@ -97,6 +99,27 @@ class VaryingIntArgument(Rule):
             BREAKSCAN_TARGETS = {"Refiner()": "[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"}
         """, entry="Refiner()", inputs="[dict(x=torch.randn(4), iters=4), dict(x=torch.randn(4), iters=6)]"),
         Example("""
+            import dataclasses
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
+            class Routing:
+                top_k: int = 2
+                scale: float = 1.0
+
+            class Router(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.gate = nn.Linear(8, 4)
+
+                def forward(self, x, cfg: Routing):
+                    probs = self.gate(x).softmax(-1) * cfg.scale
+                    return probs.topk(cfg.top_k, dim=-1).values  # recompile
+
+            BREAKSCAN_TARGETS = {"Router()": "[(torch.randn(3, 8), Routing()), (torch.randn(3, 8), Routing(top_k=1))]"}
+        """, entry="Router()", inputs="[(torch.randn(3, 8), Routing()), (torch.randn(3, 8), Routing(top_k=1))]"),
+        Example("""
             import torch
 
             def top_k_filter(logits, k):
@@ -151,6 +174,9 @@ class VaryingIntArgument(Rule):
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
+        read = self.reads.first_field_read(node, ctx)
+        if read is not None and v.varying_number(read[1]) == self.number:
+            self.report_declared(node, read[0], ctx)  # `cfg.top_k` of objects built with other numbers
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         if node.value in self.done:
@@ -159,7 +185,7 @@ class VaryingIntArgument(Rule):
             # given other numbers by the declared calls: guarded where first used, in a helper too
             if self.reads.first_read(node, ctx):
                 self.done.add(node.value)
-                self.report_declared(node, ctx)
+                self.report_declared(node, node.value, ctx)
             return
         if self.looped is None:
             self.looped = self._looped_parameters(ctx)
@@ -182,8 +208,8 @@ class VaryingIntArgument(Rule):
                 found.setdefault(name, call)
         return found
 
-    def report_declared(self, node: cst.Name, ctx) -> None:
-        what = f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different {self.number}s"
+    def report_declared(self, node: cst.BaseExpression, name: str, ctx) -> None:
+        what = f"the calls BREAKSCAN_TARGETS declares give `{name}` different {self.number}s"
         if not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so every new value recompiles "
                                    f"this function, until the recompile limit ({ctx.dynamo.number('recompile_limit')})")

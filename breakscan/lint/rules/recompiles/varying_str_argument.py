@@ -98,10 +98,15 @@ class VaryingStrArgument(Rule):
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
+        read = self.reads.first_field_read(node, ctx)
+        if read is not None and v.is_varying_str(read[1]):  # `cfg.mode` of objects built with other strings
+            self._report(node, read[0], ctx)
 
     def on_Name(self, node: cst.Name, ctx) -> None:
-        if not v.is_varying_str(ctx.local_value(node.value)) or not self.reads.first_read(node, ctx):
-            return
-        ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{node.value}` different strings: "
+        if v.is_varying_str(ctx.local_value(node.value)) and self.reads.first_read(node, ctx):
+            self._report(node, node.value, ctx)
+
+    def _report(self, node: cst.BaseExpression, name: str, ctx) -> None:
+        ctx.report(self, node, f"the calls BREAKSCAN_TARGETS declares give `{name}` different strings: "
                                "TorchDynamo guards on its value here, so every new string recompiles the function "
                                f"(until the recompile limit, {ctx.dynamo.number('recompile_limit')})")
