@@ -50,6 +50,8 @@ from breakscan.lint.values import (
     VARYING_OBJECT,
     VARYING_OPTIONAL,
     VARYING_STR,
+    VECTOR,
+    VECTOR_FACTORIES,
     ZERO_DIM_INPUT,
     Container,
     Kind,
@@ -883,6 +885,10 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
         if (argument is call and index.qualify(ast.unparse(call.func)) == "torch.tensor" and call.args
                 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, (int, float))):
             return ZERO_DIM_INPUT  # `torch.tensor(50)`: one number
+        sizes = _literal_signature(argument, index) if argument is call else None
+        if (sizes is not None and sizes[0] == "shape" and isinstance(sizes[1], tuple) and len(sizes[1]) == 1) or (
+                argument is call and index.qualify(ast.unparse(call.func)) in VECTOR_FACTORIES):
+            return VECTOR  # `torch.full((4,), 500)`: one dimension
         return TENSOR
     return None
 

@@ -126,6 +126,11 @@ DATA_SIZED = Kind("data-sized", family="tensor")
 # ZERO_DIM) has no value to read while tracing, so indexing with it breaks (GB0033; probed).
 ZERO_DIM_INPUT = Kind("zero-dim-input", family="tensor")
 ZERO_DIM = Kind("zero-dim-tensor", family="tensor")
+# A tensor of one dimension (`torch.arange(n)`, `x.flatten()`, an input every declared call makes
+# with one size): an element of it (`t[0]`, what iterating it gives) is a ZERO_DIM tensor.
+VECTOR = Kind("vector", family="tensor")
+# Torch functions whose result has one dimension.
+VECTOR_FACTORIES = frozenset({"torch.arange", "torch.randperm", "torch.linspace", "torch.logspace"})
 # A tensor the module holds (a registered buffer or parameter), or one computed from such tensors
 # and Python values only: the same on every call, so nothing read from it varies with the data.
 STATE = Kind("module-state", family="tensor")
@@ -415,6 +420,10 @@ SPARSE_FACTORIES = frozenset(f"torch.{name}" for name in (
 def is_zero_dim(value: Value) -> bool:
     """A 0-d tensor computed in the graph (see ZERO_DIM)."""
     return isinstance(value, Kind) and value.name == ZERO_DIM.name
+
+
+def is_vector(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == VECTOR.name
 
 
 def is_zero_dim_input(value: Value) -> bool:

@@ -844,6 +844,9 @@ class RegionWalker(cst.CSTVisitor):
             if isinstance(base, v.Container) and base.sort in ("list", "tuple") and len(node.slice) == 1 and _slices(node):
                 # `candidates[: self.beam_size]`: a list of what the list holds
                 return v.container(sort=base.sort, holds_tensors=base == v.TENSORS, elements=v.held(base))
+            if v.is_vector(base) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and (
+                    self.value(node.slice[0].slice.value) == v.INT):
+                return v.ZERO_DIM  # `t[0]` of a tensor of one dimension
             if base in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 return v.MASK if v.is_mask(base) else v.TENSOR
             if base == v.SHAPE:
@@ -1117,7 +1120,29 @@ class RegionWalker(cst.CSTVisitor):
                 func.attr.value in v.SPARSE_METHODS or (
                     func.attr.value in v.SPARSE_KEEPING_METHODS and v.is_sparse(self.value(func.value)))))):
             return v.SPARSE
-        return v.MASK if value == v.TENSOR and self._makes_mask(node) else value
+        if v.identical(value, v.TENSOR) and self._makes_mask(node):
+            return v.MASK
+        return v.VECTOR if v.identical(value, v.TENSOR) and self._one_dimensional(node) else value
+
+    def _one_dimensional(self, node: cst.Call) -> bool:
+        """A call whose tensor has one dimension: `torch.arange(n)`, `torch.tensor([1, 2])`,
+        `x.flatten()`, `x.view(-1)`."""
+        func = node.func
+        qualified = self.qualname(func)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if qualified in v.VECTOR_FACTORIES:
+            return True
+        if qualified in ("torch.tensor", "torch.as_tensor") and positional:
+            data = positional[0]
+            return isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements) and all(
+                isinstance(e, cst.Element) and v.literal_kind(e.value) in (v.INT, v.FLOAT) for e in data.elements)
+        if qualified == "torch.flatten":
+            return len(node.args) == 1
+        if not isinstance(func, cst.Attribute) or qualified is not None or self.value(func.value) != v.TENSOR:
+            return False
+        if func.attr.value in ("flatten", "ravel"):
+            return not node.args
+        return func.attr.value in ("view", "reshape") and len(node.args) == 1 and _minus_one(node.args[0].value)
 
     def _makes_mask(self, node: cst.Call) -> bool:
         """A torch function or tensor method whose result holds booleans: `isnan(x)`, `m.any()`,
@@ -1515,6 +1540,8 @@ class RegionWalker(cst.CSTVisitor):
             return functools.reduce(v.join, value.items)
         if isinstance(value, v.Container) and value.elements is not None and value.sort != "dict":
             return value.elements
+        if v.is_vector(value):
+            return v.ZERO_DIM  # `for t in torch.arange(n)`: each a 0-d tensor
         if value in (v.TENSOR, v.TENSORS):
             if v.is_assumed_tensor(value) or v.data_held(value) == "size":
                 # `zip(sizes, scale)`: each element as the sequence was assumed; `a, b =
@@ -2466,6 +2493,11 @@ def _held_at(base: v.Container, key: cst.BaseExpression) -> v.Value | None:
     if "*" in pattern and len({v.is_tensorish(part) for part in parts}) > 1:
         return v.UNKNOWN  # a key the analysis cannot tell, among tensors and other values
     return functools.reduce(v.join, parts) if parts else None
+
+
+def _minus_one(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+            and isinstance(node.expression, cst.Integer) and node.expression.value == "1")
 
 
 def _constant_index(node: cst.Subscript) -> int | str | None:

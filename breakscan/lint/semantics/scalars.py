@@ -281,10 +281,15 @@ def first_size_use(node: cst.BaseExpression, ctx) -> bool:
 
     The first one breaks the graph; every tensor alive there becomes an input of the graph that
     resumes after it, and TorchDynamo reads an integer input tensor as a Python int without
-    breaking: `torch.zeros(n)` then `x.new_ones(n)` break once. (`n + 1` is new data: it breaks.)"""
-    if not isinstance(node, cst.Name):
-        return True
+    breaking: `torch.zeros(n)` then `x.new_ones(n)` break once. (`n + 1` is new data: it breaks,
+    and `n` is an input after it.)"""
     used = _SIZE_USES.setdefault(ctx, set())
+    if not isinstance(node, cst.Name):
+        labels = {id(n.attr) for n in find_nodes(node, (cst.Attribute,)) if isinstance(n, cst.Attribute)} | {
+            id(n.keyword) for n in find_nodes(node, (cst.Arg,)) if isinstance(n, cst.Arg) and n.keyword is not None}
+        used.update(name.value for name in find_nodes(node, (cst.Name,)) if isinstance(name, cst.Name)
+                    and id(name) not in labels)
+        return True
     if node.value in used:
         return False
     used.add(node.value)

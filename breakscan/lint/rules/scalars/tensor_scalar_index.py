@@ -20,8 +20,10 @@ class TensorScalarIndex(Rule):
       `w[i + 1]` after `i = scores.argmax()`), on a tensor or on a list;
     - a tensor as a slice bound (`x[:lengths.max()]`, `slice(ptr[i], ptr[i + 1])`);
     - a tensor indexing a Python list, tuple or `nn.ModuleList` (`self.heads[task_id]`);
-    - as a warning, an element of a tensor used as an index (`for idx in perm: x[..., idx]`,
-      `perm[0]`): 0-d, and breaking, when that tensor has one dimension.
+    - an element of a tensor of one dimension used as an index (`perm[0]`, or `for idx in perm:
+      x[..., idx]`), where the code says it has one dimension: made by `torch.arange`,
+      `torch.tensor([...])`, `.flatten()` or `.view(-1)`, or given with one size by every call
+      `BREAKSCAN_TARGETS` declares (`torch.full((4,), 500)`); as a warning where it does not say.
 
     Advanced indexing with index tensors of one or more dimensions (`x[idx]`, `x[:, perm]`,
     `t[rows, cols]`) keeps the graph and is not flagged. A subscript with several indices is never
@@ -172,6 +174,23 @@ class TensorScalarIndex(Rule):
 
             BREAKSCAN_TARGETS = {"Scheduler()": "[(torch.randn(4), torch.tensor(50)), (torch.randn(4), torch.tensor(40))]"}
         """, entry="Scheduler()", inputs="(torch.randn(4), torch.tensor(50))"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Schedule(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("alphas", torch.linspace(0.99, 0.5, 100))
+
+                def alpha(self, t):
+                    return self.alphas[t]  # break
+
+                def forward(self, x, t):
+                    return x * self.alpha(t[0])  # one timestep of a batch given one size: 0-d
+
+            BREAKSCAN_TARGETS = {"Schedule()": "(torch.randn(4), torch.full((4,), 10))"}
+        """, entry="Schedule()", inputs="(torch.randn(4), torch.full((4,), 10))"),
     )
     valid = (
         Example("""
@@ -214,6 +233,20 @@ class TensorScalarIndex(Rule):
                 best = x.argmax()
                 return x.index_select(0, best.view(1)) * 2
         """),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Schedule(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("alphas", torch.linspace(0.99, 0.5, 100))
+
+                def forward(self, x, t):
+                    return x * self.alphas[t].view(-1, 1)  # each row's timestep: a gather
+
+            BREAKSCAN_TARGETS = {"Schedule()": "(torch.randn(4, 3), torch.full((4,), 10))"}
+        """, entry="Schedule()", inputs="(torch.randn(4, 3), torch.full((4,), 10))"),
         Example("""
             import torch
             from torch import nn
