@@ -202,6 +202,8 @@ class ClassInfo:
     # Of `tensor_attrs`, those that hold state the module keeps: registered buffers and parameters,
     # `nn.Parameter`s built in `__init__`.
     state_attrs: set[str] = field(default_factory=set)
+    # Of those, the registered buffers (`self.register_buffer("mean", ...)`), which never require grad.
+    buffer_attrs: set[str] = field(default_factory=set)
     # A hook made by a call (`self._make_hook(name)`) is named by the function called, and marked.
     hooks: list[tuple[bool, str, bool]] = field(default_factory=list)
     # Names annotated in the class body (`loss: Tensor`), in order: attributes every instance has
@@ -1913,6 +1915,8 @@ class _SelfAttributeCollector:
             if isinstance(first, cst.SimpleString):
                 self.info.tensor_attrs.add(first.evaluated_value)
                 self.info.state_attrs.add(first.evaluated_value)
+                if name == "self.register_buffer":
+                    self.info.buffer_attrs.add(first.evaluated_value)
                 if len(node.args) > 1 and _builds_sparse(self.index, node.args[1].value):
                     self.info.sparse_attrs.add(first.evaluated_value)
         elif name is not None and name.rpartition(".")[2] in _FORWARD_HOOKS and node.args and (

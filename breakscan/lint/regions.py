@@ -1018,7 +1018,8 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
         # Only the function's own findings there: a helper called there may break on other paths
         # than the one taken (kornia's `to_tensor` of an image, given a tensor).
         inside = set().union(*map(subtree_ids, finding.if_breaks_within))
-        inner = [f for f in result.findings if id(f.node) in inside and not f.only_if_eager and not _conditional(f)]
+        inner = [f for f in result.findings if id(f.node) in inside and f.rule.kind == "break" and not f.only_if_eager
+                 and not _conditional(f)]
         if not inner:
             return False
         # TorchDynamo meets the items' breaks first, then gives up on the call: only what comes
@@ -1030,8 +1031,14 @@ def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callab
     return True
 
 
+def _certain_break(finding: RawFinding) -> bool:
+    """A break that happens whenever its line runs (a recompile finding breaks nothing)."""
+    return (finding.rule.kind == "break" and finding.severity == "error" and not finding.only_if_eager
+            and not _conditional(finding))
+
+
 def _unconditional_break(finding: RawFinding) -> bool:
-    return finding.severity == "error" and not finding.arms and not finding.only_if_eager and not _conditional(finding)
+    return _certain_break(finding) and not finding.arms
 
 
 def _sites(result: FunctionResult) -> list[tuple[CallSite, list[str]]]:
@@ -1054,7 +1061,7 @@ def _break_test(results: dict[str, FunctionResult]) -> Callable[[str], bool]:
             may_break[key] = False  # recursion: assume not while it is being decided
             result = results.get(key)
             may_break[key] = result is not None and (
-                any(f.severity == "error" and not f.only_if_eager and not _conditional(f) for f in result.findings)
+                any(map(_certain_break, result.findings))
                 or any(breaks(s.callee.key) for s in result.calls))
         return may_break[key]
 
@@ -1175,6 +1182,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
     first break: its later constructs never break either."""
     breaks = _break_test(results)
     surely: dict[str, bool] = {}
+    eager_since: dict[str, int] = {}  # where each function surely runs eagerly from (an order)
 
     def surely_breaks(key: str) -> bool:
         """Whether the function breaks on every path: a break, or a call of functions that each
@@ -1194,7 +1202,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
             result.findings = []
             continue
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
-        certain = [f for f in result.findings if f.severity == "error" and not f.only_if_eager]
+        certain = [f for f in result.findings if f.rule.kind == "break" and f.severity == "error" and not f.only_if_eager]
         sites = _sites(result)
         breaking_calls = [s for s, keys in sites if all(map(breaks, keys))]
         # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
@@ -1227,4 +1235,31 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
         result.findings = kept
+        if surely_eager_from is not None:
+            eager_since[key] = surely_eager_from
+    _drop_untraced_frames(results, roots, eager_since)
+
+
+def _drop_untraced_frames(results: dict[str, FunctionResult], roots: set[str], eager_since: dict[str, int]) -> None:
+    """A function called only where its callers run eagerly is a frame of its own; TorchDynamo
+    does not trace one that holds no tensor (`untraced_alone`: a timer's `__call__`, a string
+    helper), so nothing in it breaks or recompiles, and what it calls is called eagerly too."""
+    callers: dict[str, list[tuple[str, int]]] = {}
+    for key, result in results.items():
+        for site in result.calls:
+            callers.setdefault(site.callee.key, []).append((key, site.order))
+    untraced: set[str] = set()
+    changed = True
+    while changed:  # a caller found untraced runs eagerly from its start
+        changed = False
+        for key, result in results.items():
+            sites = callers.get(key, [])
+            if key in untraced or key in roots or not result.untraced_alone or not sites:
+                continue
+            if all(caller in untraced or (caller in eager_since and order > eager_since[caller])
+                   for caller, order in sites):
+                untraced.add(key)
+                changed = True
+    for key in untraced:
+        results[key].findings = []
 

@@ -2181,7 +2181,8 @@ class RegionWalker(cst.CSTVisitor):
 
     def _after_yield(self, node: cst.Yield) -> None:
         if not self._silent and any(d in _GENERATOR_CONTEXT_MANAGERS for d in self.function.decorators) and any(
-                f.severity == "error" and not f.arms and not f.only_if_eager for f in self.result.findings):
+                f.rule.kind == "break" and f.severity == "error" and not f.arms and not f.only_if_eager
+                for f in self.result.findings):
             # A `@contextmanager` generator that breaks before its `yield` on every path: TorchDynamo
             # cannot break while entering it and runs the frame that uses it eagerly (probed), so
             # what follows the `yield` (its exit) never breaks.

@@ -191,6 +191,30 @@ class ContainerAttributeGrown(Rule):
     valid = (
         Example("""
             import torch
+            from torch import nn
+
+            class Trace:
+                def __init__(self):
+                    self.names = []
+
+                def mark(self, name):
+                    self.names.append(name)  # called where forward runs eagerly: a frame with no tensor, never compiled
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.trace = Trace()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    for step in range(2):
+                        self.trace.mark(f"step {step}")
+                        x = self.fc(x)
+                        print("step done")  # break (another rule)
+                    return x
+        """, entry="Net()", inputs="[torch.randn(2, 4), torch.randn(2, 4), torch.randn(2, 4)]"),
+        Example("""
+            import torch
 
             class Window(torch.nn.Module):
                 def __init__(self):

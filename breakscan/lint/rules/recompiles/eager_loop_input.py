@@ -26,7 +26,8 @@ class EagerLoopCarriedInput(Rule):
     an RNN): only then does the caller run eagerly. Only a caller that no scanned code calls (the
     model's input is its input): one that another module calls may be given an activation, which
     requires grad from the start. The input may first go through calls of no layer
-    (`x = torch.cat([x, x], -1)` before the loop). Where that function breaks itself, each frame
+    (`x = torch.cat([x, x], -1)` before the loop), into a local too, and the module's buffers
+    (`state = (x - self.mean) / self.std`), which require no grad. Where that function breaks itself, each frame
     TorchDynamo resumes it in that reads the input (or holds it on its stack) is flagged at the
     break, and so is a helper it hands the input to at a breaking call: at its `def` when it
     reads the input before its first break, and where it resumes.
@@ -126,6 +127,31 @@ class EagerLoopCarriedInput(Rule):
                         x = layer(x, index)
                     return x
         """, entry="Net()", inputs="[(torch.randn(6, 8), torch.arange(6)), (torch.randn(6, 8), torch.arange(6))]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stepper(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, state):  # recompile
+                    return state + 0.1 * self.fc(state)
+
+            class Rollout(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stepper = Stepper()
+                    self.register_buffer("mean", torch.zeros(4))
+
+                def forward(self, x):
+                    state = x - self.mean  # a buffer requires no grad: still the input
+                    for _ in range(2):
+                        state = self.stepper(state)
+                        print("step done")  # break (another rule)
+                    return state
+        """, entry="Rollout()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
     )
     valid = (
         Example("""
@@ -204,21 +230,25 @@ def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
     """Whether `name` is a parameter of the function, bound nowhere but in the loop around `call`
     (`x = blk(x)`): the loop's first pass gives the call the input, the next ones what it made."""
     function = ctx.function.node
-    if name not in {p.name.value for p in (*function.params.posonly_params, *function.params.params)}:
-        return False
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)} - {"self"}
     loop = next((holder for holder in ancestors(call, ctx.memoised(parent_map, ctx.function.top_statement))
                  if isinstance(holder, (cst.For, cst.While))), None)
     if loop is None:
         return False
     inside = {id(target) for target in _bindings(loop.body, name)}
     outside = {id(target) for target in _bindings(function.body, name)} - inside
-    return bool(inside) and outside <= _grad_free_rebindings(function.body, loop, name, ctx)
+    # A parameter, or a local the code before the loop computes from one (`state = (x - self.mean) / self.std`).
+    sources = {name} if name in params else params
+    return bool(inside) and (name in params or bool(outside)) and outside <= _grad_free_rebindings(
+        function.body, loop, name, sources, ctx)
 
 
-def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, ctx) -> set[int]:
-    """`id` of the names `name` that statements before the loop bind to what they compute from it
-    with no layer and no attribute of the object (`x = torch.cat([x, x], dim=-1)`): the input
-    still, as far as requiring grad goes."""
+def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, sources: set[str], ctx) -> set[int]:
+    """`id` of the names `name` that statements before the loop bind to what they compute from
+    `sources` with no layer and no attribute of the object but its buffers (`x = torch.cat([x, x],
+    dim=-1)`, `x = (x - self.mean) / self.std`): the input still, as far as requiring grad goes."""
+    owner = ctx.self_class
+    buffers = {attr for known in ctx.class_lineage(owner) for attr in known.buffer_attrs} if owner else set()
     found: set[int] = set()
     for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
         if statement is loop:
@@ -231,9 +261,9 @@ def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, ctx) 
             value = small.value
             reads = {n.value for n in find_nodes(value, (cst.Name,)) if isinstance(n, cst.Name)}
             layered = any(isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
-                          for n in find_nodes(value, (cst.Attribute,))) or any(
+                          and n.attr.value not in buffers for n in find_nodes(value, (cst.Attribute,))) or any(
                 ctx.is_module(ctx.value(call.func)) for call in find_nodes(value, (cst.Call,)) if isinstance(call, cst.Call))
-            if name in reads and not layered:
+            if reads & sources and not layered:
                 found |= {id(target) for target in _bindings(small, name)}
     return found
 
