@@ -1182,7 +1182,8 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
     first break: its later constructs never break either."""
     breaks = _break_test(results)
     surely: dict[str, bool] = {}
-    eager_since: dict[str, int] = {}  # where each function surely runs eagerly from (an order)
+    # Where each function surely runs eagerly from, and where TorchDynamo gives up on it (orders).
+    eager_since: dict[str, tuple[int, int]] = {}
 
     def surely_breaks(key: str) -> bool:
         """Whether the function breaks on every path: a break, or a call of functions that each
@@ -1234,32 +1235,45 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
                                               for order, arms in skips):
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
+        first = min([f for f in certain if not (f.in_loop or f.in_try)] + breaking_calls, key=lambda b: b.order,
+                    default=None)
+        if isinstance(first, RawFinding) and first.order in result.untraced_resumes:
+            # What follows, on its path, a break resumed in a frame that holds no tensor runs untraced.
+            kept = [f for f in kept if f.own_frame or f.order <= first.order or f.arms[:len(first.arms)] != first.arms]
         result.findings = kept
         if surely_eager_from is not None:
-            eager_since[key] = surely_eager_from
+            eager_since[key] = (surely_eager_from, min(sure_skips))
     _drop_untraced_frames(results, roots, eager_since)
 
 
-def _drop_untraced_frames(results: dict[str, FunctionResult], roots: set[str], eager_since: dict[str, int]) -> None:
+def _drop_untraced_frames(results: dict[str, FunctionResult], roots: set[str],
+                          eager_since: dict[str, tuple[int, int]]) -> None:
     """A function called only where its callers run eagerly is a frame of its own; TorchDynamo
     does not trace one that holds no tensor (`untraced_alone`: a timer's `__call__`, a string
-    helper), so nothing in it breaks or recompiles, and what it calls is called eagerly too."""
+    helper), so nothing in it recompiles, and what it calls is called eagerly too. Called only
+    after its callers gave up (not as they gave up: TorchDynamo traced the call that made them
+    give up, and met its break), nothing in it breaks either."""
     callers: dict[str, list[tuple[str, int]]] = {}
     for key, result in results.items():
         for site in result.calls:
             callers.setdefault(site.callee.key, []).append((key, site.order))
-    untraced: set[str] = set()
-    changed = True
-    while changed:  # a caller found untraced runs eagerly from its start
-        changed = False
-        for key, result in results.items():
-            sites = callers.get(key, [])
-            if key in untraced or key in roots or not result.untraced_alone or not sites:
-                continue
-            if all(caller in untraced or (caller in eager_since and order > eager_since[caller])
-                   for caller, order in sites):
-                untraced.add(key)
-                changed = True
-    for key in untraced:
-        results[key].findings = []
 
+    def untraced(after_giving_up: bool) -> set[str]:
+        found: set[str] = set()
+        changed = True
+        while changed:  # a caller found untraced runs eagerly from its start
+            changed = False
+            for key, result in results.items():
+                sites = callers.get(key, [])
+                if key in found or key in roots or not result.untraced_alone or not sites:
+                    continue
+                if all(caller in found or (caller in eager_since and order > eager_since[caller][after_giving_up])
+                       for caller, order in sites):
+                    found.add(key)
+                    changed = True
+        return found
+
+    for key in untraced(after_giving_up=False):
+        results[key].findings = [f for f in results[key].findings if f.rule.kind != "recompile"]
+    for key in untraced(after_giving_up=True):
+        results[key].findings = []

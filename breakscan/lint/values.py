@@ -751,6 +751,14 @@ def _forms(key: str) -> tuple[_Form, ...]:
     return tuple(forms)
 
 
+def uniform_result(key: str) -> Kind | None:
+    """The Python kind every probe of `key` returned, whatever it was given (`json.dumps`: a str);
+    None when the probes differ, returned something else, or there are none."""
+    kinds = {form.kind.name: form.kind for form in _forms(key)}
+    kind = kinds.popitem()[1] if len(kinds) == 1 else None
+    return kind if kind is not None and is_plain(kind) else None
+
+
 def declared_kind(qualified: str) -> Kind | None:
     """What torch declares a function or tensor method ("torch.Tensor.is_contiguous") returns."""
     result = catalogue.declared_result(qualified)

@@ -141,6 +141,9 @@ class FunctionResult:
     # A function called from compiled code that TorchDynamo would not trace as a frame of its own
     # (see RegionWalker.untraced_alone): after a break in it, the rest of it runs untraced.
     untraced_alone: bool = False
+    # The orders of its breaks after which the frame TorchDynamo resumes in holds no tensor (see
+    # RegionWalker.untraced_resumes): what follows the first break there runs untraced.
+    untraced_resumes: frozenset[int] = frozenset()
     _returns_seen: bool = False
 
 
@@ -502,7 +505,9 @@ class RegionContext:
         if not isinstance(node, cst.Call):
             return False
         package = (self.qualname(node.func) or "").partition(".")[0]
-        return bool(package) and package not in sys.stdlib_module_names and package not in EAGER_PACKAGES
+        own = self.function.module.name.partition(".")[0]  # its own package's objects (`logger.info`) are not
+        return bool(package) and package != own and package not in sys.stdlib_module_names and (
+            package not in EAGER_PACKAGES)
 
 
 Handler = Callable[[cst.CSTNode, RegionContext], None]
@@ -560,6 +565,7 @@ class RegionWalker(cst.CSTVisitor):
         self.walk(self.function.node.body)
         self._record_exit()
         self.result.untraced_alone = self.called and self.untraced_alone(entry)
+        self.result.untraced_resumes = self.untraced_resumes()
         if self._yielded is not None:  # a generator function: calling it gives a generator of what it yields
             self.result.returns = v.container(holds_tensors=self._yielded in (v.TENSOR, v.TENSORS))
             self.result.return_items = self.result.passthrough = None
@@ -574,21 +580,48 @@ class RegionWalker(cst.CSTVisitor):
         function = self.function
         if function.class_name is None and function.top_statement is not function.node:
             return False  # a nested function: the cells it closes over are its frame's too
-        imports = function.module.imports
-        if any((imports.get(name.value) or "").partition(".")[0] in ("torch", "numpy")
-               for name in self.project.memoised(_names_in, self.function.node)):
+        if self._names_a_traced_module():
             return False
         locals_ = [value for name, value in self.bindings.items() if "." not in name]
         return all(self._holds_nothing_traced(value) for value in (*entry, *locals_))
+
+    def _names_a_traced_module(self) -> bool:
+        """Whether the function's code names a torch or NumPy module (its frame is traced then)."""
+        imports = self.function.module.imports
+        return any((imports.get(name.value) or "").partition(".")[0] in ("torch", "numpy")
+                   for name in self.project.memoised(_names_in, self.function.node))
+
+    def untraced_resumes(self) -> frozenset[int]:
+        """The orders of the function's breaks (ones it resumes after: not in a loop or a `try`)
+        after which no value the rest of the function reads holds a tensor, a module or an array,
+        in code that names no torch or NumPy module: TorchDynamo would not trace the frame it
+        resumes in (`has_tensor_in_frame`), so nothing after such a break, on its path, breaks (a
+        logging helper given tensors that it first formats into a message)."""
+        breaks = [f for f in self.result.findings if f.rule.kind == "break" and f.severity == "error"
+                  and not (f.only_if_eager or f.in_loop or f.in_try)]
+        if not breaks or (self.function.top_statement is not self.function.node and self.function.class_name is None):
+            return frozenset()  # none, or a nested function: the cells it closes over are its frame's too
+        if self._names_a_traced_module():
+            return frozenset()
+        reads = self.project.memoised(_reads_after, self.function.node)
+        spans = self.project.memoised(_node_spans, self.function.node)
+        found = set()
+        for finding in breaks:
+            if id(finding.node) in spans:
+                after = spans[id(finding.node)][1]
+                live = {name for position, name in reads if position >= after and name in self.bindings}
+                if all(self._holds_nothing_traced(self.bindings[name]) for name in live):
+                    found.add(finding.order)
+        return frozenset(found)
 
     def _holds_nothing_traced(self, value: v.Value) -> bool:
         if isinstance(value, v.Container):
             held = v.held(value)
             return held is not None and self._holds_nothing_traced(held)
         if value == v.SELF:
-            return self.cls is not None and not self.project.is_module_class(self.cls) and not self.cls.record
+            return self.cls is not None and not self.project.is_module_class(self.cls) and not _named_tuple(self.cls)
         if isinstance(value, v.ModuleValue):
-            return all((info := self.project.find_class(name)) is not None and not info.record
+            return all((info := self.project.find_class(name)) is not None and not _named_tuple(info)
                        and not self.project.is_module_class(info) for name in value.classes)
         return v.is_plain(value) or isinstance(value, (v.Callables, v.MethodValue))
 
@@ -1279,7 +1312,7 @@ class RegionWalker(cst.CSTVisitor):
                 # values, what the catalogue saw a probe of it return (`unicodedata.normalize`: a str).
                 positional, keywords = self._argument_kinds(node)
                 probed = v.probed_kind(qualified, positional, keywords) if all(
-                    map(v.is_plain, (*positional, *keywords.values()))) else None
+                    map(v.is_plain, (*positional, *keywords.values()))) else v.uniform_result(qualified)
                 return probed if probed is not None and v.is_plain(probed) else v.UNKNOWN
         called = self.value(func)
         if isinstance(called, v.ModuleValue):
@@ -2429,6 +2462,29 @@ def _init_kind(info: ClassInfo, node: cst.BaseExpression) -> v.Value:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return v.TENSOR if node.attr.value in info.tensor_attrs else v.UNKNOWN
     return _written_kind(info.module, node)
+
+
+def _named_tuple(info: ClassInfo) -> bool:
+    """A NamedTuple: TorchDynamo looks into its fields for tensors (into no other object's)."""
+    return info.record and any(base.rpartition(".")[2] == "NamedTuple" for base in info.bases)
+
+
+def _node_spans(function: cst.FunctionDef) -> dict[int, tuple[int, int]]:
+    """Each node of the function's body (not of the functions it defines): where it starts and
+    ends in source order, as positions among the body's nodes."""
+    nodes = find_nodes(function.body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda))
+    order = {id(node): position for position, node in enumerate(nodes)}
+    return {id(node): (order[id(node)], order[id(node)] + len(find_nodes(node, (cst.CSTNode,)))) for node in nodes}
+
+
+def _reads_after(function: cst.FunctionDef) -> list[tuple[int, str]]:
+    """The variables the function's body reads (no attribute names or keyword labels), each with
+    its position among the body's nodes (as `_node_spans` counts them)."""
+    nodes = find_nodes(function.body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda))
+    labels = {id(node.attr) for node in nodes if isinstance(node, cst.Attribute)} | {
+        id(node.keyword) for node in nodes if isinstance(node, cst.Arg) and node.keyword is not None}
+    return [(position, node.value) for position, node in enumerate(nodes)
+            if isinstance(node, cst.Name) and id(node) not in labels]
 
 
 def _names_in(function: cst.FunctionDef) -> list[cst.Name]:

@@ -148,6 +148,30 @@ class LoggerCall(Rule):
             import logging
 
             import torch
+            from torch import nn
+
+            logger = logging.getLogger("train")
+
+            class LossMeter:
+                def report(self, **losses):
+                    msg = ", ".join(f"{k}={v.mean():.4f}" for k, v in losses.items())  # break (another rule)
+                    logger.info("losses: %s", msg)  # resumed in a frame that holds no tensor: never traced
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.meter = LossMeter()
+
+                def forward(self, x):
+                    loss = self.fc(x).pow(2).mean()
+                    self.meter.report(loss=loss)
+                    return loss
+        """, entry="Net()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import logging
+
+            import torch
 
             logger = logging.getLogger(__name__)
             torch._dynamo.config.ignore_logging_functions.add(logger.info)

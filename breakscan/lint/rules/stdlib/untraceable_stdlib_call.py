@@ -255,6 +255,33 @@ class UntraceableStdlibCall(Rule):
                     picks = [self.rng.choice(4, p=row) for row in probs]  # break
                     return torch.as_tensor(picks)
         """, entry="Explorer()", inputs="torch.randn(3, 8)"),
+        Example("""
+            import dataclasses
+            import hashlib
+            import json
+
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
+            class Schema:
+                names: tuple = ("age", "income")
+
+                def fingerprint(self):
+                    payload = json.dumps(dataclasses.asdict(self)).encode("utf-8")  # break
+                    return hashlib.sha1(payload).hexdigest()  # resumed in a frame that holds no tensor: never traced
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.schema = Schema()
+                    self.fc = nn.Linear(2, 1)
+
+                def forward(self, x):
+                    if self.schema.fingerprint() == "":
+                        x = x * 0
+                    return self.fc(x)
+        """, entry="Net()", inputs="torch.randn(3, 2)"),
     )
     valid = (
         Example("""
