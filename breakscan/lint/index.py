@@ -1972,9 +1972,13 @@ class _SelfAttributeCollector:
         """The Python kind of a literal, or of a parameter of the method that declares one."""
         kind = literal_kind(value)
         if kind is None and isinstance(value, cst.Name) and value.value in self.parameters:
-            kind = parameter_kind(self.parameters[value.value])
+            param = self.parameters[value.value]
+            kind = parameter_kind(param)
             if not (isinstance(kind, Kind) and is_plain(kind)):
                 kind = self.given.get(value.value)
+            if kind is None and self.in_init and param.annotation is None and param.default is not None and (
+                    literal_kind(param.default) == NONE):
+                kind = NONE  # `top_k=None` stored as it is: None as built with the defaults
         return kind if isinstance(kind, Kind) and is_plain(kind) else None
 
     def _converted_kind(self, value: cst.BaseExpression) -> Kind | None:

@@ -23,7 +23,8 @@ class GlobalNumberUpdated(Rule):
     string: `BACKEND = "sdpa"`) that a function called by a step between the calls
     `BREAKSCAN_TARGETS` declares sets
     (`"[x, lambda m: set_fast_gelu(False), x]"`, read, never run), or a module-level dict whose
-    entries such a function changes (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
+    entries such a function, or the step itself (`lambda m: CONFIG.update(revin=False)`), changes
+    (`FLAGS[name] = value`, `FLAGS.update(...)`), read anywhere in
     compiled code (a warning): each entry the steps set, where it is first read
     (`set_flag("fused", False)` sets `FLAGS["fused"]`, the function's parameter read as the step
     gives it), or the dict's first read where which entries they set is not known; or an entry of a module-level dict that the compiled code counts up
@@ -123,6 +124,24 @@ class GlobalNumberUpdated(Rule):
 
             BREAKSCAN_TARGETS = {"block": "[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"}
         """, entry="block", inputs="[torch.ones(4), lambda f: set_flag('fused', False), torch.ones(4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            CONFIG = {"revin": True, "eps": 1e-5}
+
+            class Forecaster(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    if CONFIG["revin"]:  # recompile
+                        x = (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + CONFIG["eps"])
+                    return self.head(x)
+
+            BREAKSCAN_TARGETS = {"Forecaster()": "[torch.randn(2, 8), lambda m: CONFIG.update(revin=False), torch.randn(2, 8)]"}
+        """, entry="Forecaster()", inputs="[torch.randn(2, 8), lambda m: CONFIG.update(revin=False), torch.randn(2, 8)]"),
         Example("""
             import torch
 
@@ -330,6 +349,9 @@ def _set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
     stored: dict[str, tuple[str, bool]] = {}
     for qualified, step in ctx.module.declared_step_functions.items():
         function = ctx.find_function(qualified)
+        changed = _dict_changed_by_step(qualified, ctx)
+        if changed is not None:
+            stored.setdefault(changed, (step, True))  # `lambda m: CONFIG.update(revin=False)`
         if function is None:
             continue
         for name in ctx.memoised(_global_names, function.node):
@@ -348,10 +370,13 @@ def _keys_set_between_calls(ctx) -> dict[str, dict[str, str] | None]:
     keys: dict[str, dict[str, str] | None] = {}
     for qualified in ctx.module.declared_step_functions:
         function = ctx.find_function(qualified)
-        if function is None:
+        changed = _dict_changed_by_step(qualified, ctx)
+        if function is None and changed is None:
             continue
         for step, positional, keywords in ctx.module.declared_step_arguments.get(qualified, []):
-            for name, written in _entry_keys(function.node, [(positional, keywords)]).items():
+            entries = ({changed: _keys_given(qualified, positional, keywords)} if changed is not None
+                       else _entry_keys(function.node, [(positional, keywords)]) if function is not None else {})
+            for name, written in entries.items():
                 known = keys.setdefault(name, {})
                 if known is None or written is None:
                     keys[name] = None
@@ -359,6 +384,31 @@ def _keys_set_between_calls(ctx) -> dict[str, dict[str, str] | None]:
                     for key in sorted(written):
                         known.setdefault(key, step)
     return keys
+
+
+def _dict_changed_by_step(qualified: str, ctx) -> str | None:
+    """The module-level name whose entries a step changes by calling one of its dict methods
+    itself (`lambda m: CONFIG.update(revin=False)`); None for any other call."""
+    owner, _, method = qualified.rpartition(".")
+    module, _, name = owner.rpartition(".")
+    if module == ctx.module.name and method in _DICT_CHANGES and name in ctx.module.assignments:
+        return name
+    return None
+
+
+# The methods that change a dict's entries.
+_DICT_CHANGES = frozenset({"update", "__setitem__", "setdefault", "pop", "popitem", "clear", "__delitem__"})
+
+
+def _keys_given(qualified: str, positional: dict[int, object], keywords: dict[str, object]) -> frozenset[str] | None:
+    """The keys a dict method a step calls sets, as its literal arguments give them (`update(revin=
+    False)`, `update({"revin": False})`, `__setitem__("revin", False)`); None when not known."""
+    method = qualified.rpartition(".")[2]
+    if method == "update" and set(positional) <= {0} and isinstance(positional.get(0, {}), dict):
+        return frozenset(str(key) for key in (*dict(positional.get(0, {})), *keywords))
+    if method in ("__setitem__", "setdefault") and isinstance(positional.get(0), str):
+        return frozenset({str(positional[0])})
+    return None
 
 
 def _entry_keys(function: cst.FunctionDef, calls: list[tuple[dict[int, object], dict[str, object]]]

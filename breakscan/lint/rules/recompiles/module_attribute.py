@@ -317,6 +317,25 @@ class ModuleAttributeUpdated(Rule):
             import torch
             from torch import nn
 
+            class Sampler(nn.Module):
+                def __init__(self, top_k=None):
+                    super().__init__()
+                    self.proj = nn.Linear(4, 6)
+                    self.top_k = top_k  # None, as the declared entry builds it
+
+                def forward(self, x):
+                    probs = self.proj(x).softmax(-1)
+                    if self.top_k is not None:  # recompile
+                        kth = probs.topk(self.top_k, dim=-1).values[:, -1:]
+                        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+                    return probs.argmax(-1)
+
+            BREAKSCAN_TARGETS = {"Sampler()": "[torch.randn(2, 4), lambda m: setattr(m, 'top_k', 2), torch.randn(2, 4)]"}
+        """, entry="Sampler()", inputs="[torch.randn(2, 4), lambda m: setattr(m, 'top_k', 2), torch.randn(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Pool(nn.Module):
                 def __init__(self, kind="avg"):
                     super().__init__()
@@ -786,7 +805,8 @@ class ModuleAttributeUpdated(Rule):
         if step is not None and name not in self.reported:
             self.reported.add(name)
             owner = f"`self.{name.rpartition('.')[0]}`" if "." in name else "the module"
-            ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {kind} "
+            shown = "None" if kind == v.NONE else kind
+            ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {shown} "
                                    f"attribute of {owner}: TorchDynamo guards on its value here, so the call after "
                                    "the step recompiles", severity="warning")
 
