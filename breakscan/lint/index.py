@@ -7,6 +7,7 @@ region walker, which visits only the functions that run under `torch.compile`.
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 import re
 import weakref
@@ -482,7 +483,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     else:
         key = function
     try:
-        value = _NumbersFolded().visit(_HelpersInlined(index).visit(ast.parse(inputs.strip(), mode="eval").body))
+        value = _NumbersFolded().visit(_HelpersInlined(index).visit(
+            _ComprehensionsExpanded().visit(ast.parse(inputs.strip(), mode="eval").body)))
     except SyntaxError:
         return
     written = value.elts if isinstance(value, ast.List) else [value]
@@ -714,6 +716,32 @@ class _Substituted(ast.NodeTransformer):
         return replacement if replacement is not None and isinstance(node.ctx, ast.Load) else node
 
 
+class _ComprehensionsExpanded(ast.NodeTransformer):
+    """A list comprehension over a `range` of written-out bounds as the list it makes
+    (`[make_graph() for _ in range(4)]`, `[(x, schedule(e)) for e in range(3)]`), each element
+    given its loop number; a long one is left as it is."""
+
+    _LONGEST = 32
+
+    def visit_ListComp(self, node: ast.ListComp) -> ast.expr:
+        self.generic_visit(node)
+        if len(node.generators) != 1:
+            return node
+        loop = node.generators[0]
+        iterated = _NumbersFolded().visit(loop.iter)
+        bounds = [_number(a) for a in iterated.args] if isinstance(iterated, ast.Call) and isinstance(
+            iterated.func, ast.Name) and iterated.func.id == "range" and not iterated.keywords else [None]
+        if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or not 1 <= len(bounds) <= 2 or any(
+                not isinstance(b, int) for b in bounds):
+            return node
+        numbers = range(*[int(b) for b in bounds if b is not None])
+        if len(numbers) > self._LONGEST:
+            return node
+        name = loop.target.id
+        return ast.copy_location(ast.List(elts=[_Substituted({name: ast.Constant(i)}).visit(copy.deepcopy(node.elt))
+                                                for i in numbers], ctx=ast.Load()), node)
+
+
 class _NumbersFolded(ast.NodeTransformer):
     """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`), and a
     conditional on a written-out bool as the branch it takes (a helper's `x if channels_last
@@ -737,6 +765,20 @@ class _NumbersFolded(ast.NodeTransformer):
         try:
             return ast.copy_location(ast.Constant(compute(left, right)), node)
         except (ArithmeticError, ValueError):
+            return node
+
+    _BUILTINS = {"min": min, "max": max, "abs": abs, "round": round, "int": int, "float": float}
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        """`min(epoch, warmup)` of numbers."""
+        self.generic_visit(node)
+        numbers = [_number(a) for a in node.args]
+        compute = self._BUILTINS.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if compute is None or node.keywords or not numbers or any(n is None for n in numbers):
+            return node
+        try:
+            return ast.copy_location(ast.Constant(compute(*numbers)), node)
+        except (ArithmeticError, ValueError, TypeError):
             return node
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
@@ -878,6 +920,10 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
         argument.operand] if isinstance(argument, ast.UnaryOp) else []
     if any(_declared_kind(operand, index) in (TENSOR, SPARSE) for operand in operands):
         return TENSOR  # `torch.rand(8, 6) > 0.2`, `torch.arange(16) % 4`
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and not isinstance(
+            argument.func.value, ast.Call) and argument.func.attr not in METADATA_METHODS and (
+            _declared_kind(argument.func.value, index) in (TENSOR, SPARSE)):
+        return TENSOR  # `(a > 0).float()`: a method of a tensor computed
     call = argument
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made

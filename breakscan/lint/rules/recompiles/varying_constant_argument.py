@@ -100,6 +100,27 @@ class VaryingConstantArgument(Rule):
         """, entry="ItemTower()", inputs="[([bag(), bag()],), ([bag(), bag(), bag()],)]"),
         Example("""
             import torch
+            from torch import nn
+
+            def make_graph(n=5):
+                a = (torch.rand(n, n) > 0.5).float()
+                return torch.randn(n, 4), ((a + a.t()) > 0).float()
+
+            class GraphPool(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(4, 4)
+
+                def forward(self, graphs):
+                    pooled = []
+                    for x, adj in graphs:  # recompile
+                        pooled.append((adj @ self.lin(x)).mean(0))
+                    return torch.stack(pooled)
+
+            BREAKSCAN_TARGETS = {"GraphPool()": "[([make_graph() for _ in range(2)],), ([make_graph() for _ in range(3)],)]"}
+        """, entry="GraphPool()", inputs="[([make_graph() for _ in range(2)],), ([make_graph() for _ in range(3)],)]"),
+        Example("""
+            import torch
             from typing import Optional
 
             def masked_mean(x, mask: Optional[torch.Tensor] = None):

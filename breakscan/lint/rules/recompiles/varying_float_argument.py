@@ -92,6 +92,19 @@ class VaryingFloatArgument(VaryingIntArgument):
 
             BREAKSCAN_TARGETS = {"Distiller()": "[(torch.randn(2, 5), annealed(0)), (torch.randn(2, 5), annealed(1))]"}
         """, entry="Distiller()", inputs="[(torch.randn(2, 5), annealed(0)), (torch.randn(2, 5), annealed(1))]"),
+        Example("""
+            import torch
+
+            def focal(logits, targets, gamma=2.0):
+                p = torch.sigmoid(logits)
+                p_t = p * targets + (1 - p) * (1 - targets)
+                return ((1 - p_t) ** gamma).mean()  # recompile
+
+            def curriculum(epoch, start=0.5, end=2.0, warmup=3):
+                return start + (end - start) * min(epoch, warmup) / warmup
+
+            BREAKSCAN_TARGETS = {"focal": "[(torch.randn(4, 3), torch.rand(4, 3), curriculum(e)) for e in range(3)]"}
+        """, entry="focal", inputs="[(torch.randn(4, 3), torch.rand(4, 3), curriculum(e)) for e in range(3)]"),
     )
     valid = (
         Example("""
