@@ -336,6 +336,25 @@ class ModuleAttributeUpdated(Rule):
             import torch
             from torch import nn
 
+            class MultiTask(nn.Module):
+                def __init__(self, dims=(1, 3)):
+                    super().__init__()
+                    self.trunk = nn.Linear(4, 8)
+                    self.heads = nn.ModuleList(nn.Linear(8, d) for d in dims)
+
+                def add_task(self, out_dim):
+                    self.heads.append(nn.Linear(8, out_dim))
+
+                def forward(self, x):  # recompile
+                    h = torch.relu(self.trunk(x))
+                    return [head(h) for head in self.heads]
+
+            BREAKSCAN_TARGETS = {"MultiTask()": "[torch.randn(2, 4), lambda m: m.add_task(5), torch.randn(2, 4)]"}
+        """, entry="MultiTask()", inputs="[torch.randn(2, 4), lambda m: m.add_task(5), torch.randn(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Pool(nn.Module):
                 def __init__(self, kind="avg"):
                     super().__init__()
@@ -964,9 +983,9 @@ def _items_set_between_calls(ctx) -> dict[str, tuple[str, bool]]:
 def _a_container(kind: v.Value) -> bool:
     """A list, dict or set (a deque, an OrderedDict), or one of torch's module and parameter
     containers; not an object of a scanned class with its own `add` or `update`."""
-    if isinstance(kind, v.ModuleValue):
-        return bool(kind.classes) and all(name.rpartition(".")[2] in _TORCH_CONTAINERS and name.startswith("torch.")
-                                          for name in kind.classes)
+    if isinstance(kind, v.ModuleValue):  # (the layers it is built with may be among its classes)
+        return all(name.startswith("torch.") for name in kind.classes) and any(
+            name.rpartition(".")[2] in _TORCH_CONTAINERS for name in kind.classes)
     return v.sort_of(kind) in ("list", "dict", "set")
 
 
