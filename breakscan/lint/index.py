@@ -743,9 +743,9 @@ class _ComprehensionsExpanded(ast.NodeTransformer):
 
 
 class _NumbersFolded(ast.NodeTransformer):
-    """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`), and a
+    """Arithmetic on number literals as the number it gives (`-2.0`, `4.0 - 3.0 * 1 / 3`), a
     conditional on a written-out bool as the branch it takes (a helper's `x if channels_last
-    else y`, given `channels_last=True`)."""
+    else y`, given `channels_last=True`), and lists written out and added as the one list."""
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         self.generic_visit(node)
@@ -758,6 +758,8 @@ class _NumbersFolded(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
+        if isinstance(node.op, ast.Add) and isinstance(node.left, ast.List) and isinstance(node.right, ast.List):
+            return ast.copy_location(ast.List(elts=[*node.left.elts, *node.right.elts], ctx=ast.Load()), node)  # calls, then more
         left, right = _number(node.left), _number(node.right)
         compute = self._OPERATORS.get(type(node.op))
         if left is None or right is None or compute is None or (isinstance(node.op, ast.Pow) and abs(right) > 64):

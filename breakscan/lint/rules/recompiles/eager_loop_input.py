@@ -12,7 +12,8 @@ class EagerLoopCarriedInput(Rule):
     gb_ids = ()
     severity = "warning"
     message = ("this function is called in a loop of a frame TorchDynamo runs eagerly (after a break it cannot "
-               "resume from), given the function's input on the first pass and the previous call's output on the "
+               "resume from), given a tensor that requires no grad on the first pass (the function's input, or one "
+               "it makes) and the previous call's output on the "
                "next: compiled as a frame of its own, it guards on its input's `requires_grad` (and size), so the "
                "second call recompiles it")
     fix_hint = ("fix the break that makes the calling frame run eagerly (see its finding), so the loop is traced "
@@ -27,7 +28,8 @@ class EagerLoopCarriedInput(Rule):
     model's input is its input): one that another module calls may be given an activation, which
     requires grad from the start. The input may first go through calls of no layer
     (`x = torch.cat([x, x], -1)` before the loop), into a local too, and the module's buffers
-    (`state = (x - self.mean) / self.std`), which require no grad. Where that function breaks itself, each frame
+    (`state = (x - self.mean) / self.std`), which require no grad; or the loop may start from a
+    tensor a factory makes (`flow = torch.zeros(B, 2, H, W)`). Where that function breaks itself, each frame
     TorchDynamo resumes it in that reads the input (or holds it on its stack) is flagged at the
     break, and so is a helper it hands the input to at a breaking call: at its `def` when it
     reads the input before its first break, and where it resumes.
@@ -152,6 +154,32 @@ class EagerLoopCarriedInput(Rule):
                         print("step done")  # break (another rule)
                     return state
         """, entry="Rollout()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
+        Example("""
+            import time
+
+            import torch
+            from torch import nn
+
+            class Update(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = nn.Linear(8, 2)
+
+                def forward(self, feats, flow):  # recompile
+                    return flow + self.proj(feats)
+
+            class Refiner(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.update = Update()
+
+                def forward(self, feats):
+                    flow = torch.zeros(feats.shape[0], 2)  # made here: requires no grad
+                    for _ in range(3):
+                        started = time.perf_counter()  # break (another rule)
+                        flow = self.update(feats, flow)
+                    return flow
+        """, entry="Refiner()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
     )
     valid = (
         Example("""
@@ -263,9 +291,27 @@ def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, sourc
             layered = any(isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
                           and n.attr.value not in buffers for n in find_nodes(value, (cst.Attribute,))) or any(
                 ctx.is_module(ctx.value(call.func)) for call in find_nodes(value, (cst.Call,)) if isinstance(call, cst.Call))
-            if reads & sources and not layered:
+            if (reads & sources and not layered) or _made_without_grad(value, ctx):
                 found |= {id(target) for target in _bindings(small, name)}
     return found
+
+
+def _made_without_grad(value: cst.BaseExpression, ctx) -> bool:
+    """A tensor a factory makes afresh, which requires no grad (`flow = torch.zeros(B, 2, H, W)`,
+    `h = x.new_zeros(n, d)`), unless told to."""
+    if not isinstance(value, cst.Call) or any(a.keyword is not None and a.keyword.value == "requires_grad"
+                                              for a in value.args):
+        return False
+    qualified = ctx.qualname(value.func) or ""
+    if qualified.startswith("torch.") and qualified.rpartition(".")[2] in _FACTORIES:
+        return True
+    return isinstance(value.func, cst.Attribute) and value.func.attr.value in _NEW_FACTORIES and ctx.is_known_tensor(
+        value.func.value)
+
+
+_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
+                        "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like", "tensor"})
+_NEW_FACTORIES = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
 
 
 def _bindings(block: cst.CSTNode, name: str) -> list[cst.Name]:
