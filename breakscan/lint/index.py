@@ -1900,6 +1900,11 @@ _CONVERSIONS = {"builtins.int": INT, "builtins.float": FLOAT, "builtins.bool": B
 _FORWARD_HOOKS = frozenset({"register_forward_pre_hook", "register_forward_hook"})
 
 
+def _registers_hook(call: cst.Call) -> bool:
+    """`<module>.register_forward_hook(...)` (or a pre-hook), whatever the module is written as."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _FORWARD_HOOKS
+
+
 def _hook_named(hook: cst.BaseExpression) -> tuple[str, bool] | None:
     """A hook as registered: its name (`self._log`, `log_shape`), or the name of the function
     that makes it (`self._make_hook(name)`), with whether it is made."""
@@ -1967,11 +1972,13 @@ class _SelfAttributeCollector:
                     self.info.buffer_attrs.add(first.evaluated_value)
                 if len(node.args) > 1 and _builds_sparse(self.index, node.args[1].value):
                     self.info.sparse_attrs.add(first.evaluated_value)
-        elif name is not None and name.rpartition(".")[2] in _FORWARD_HOOKS and node.args and (
+        elif _registers_hook(node) and node.args and (
                 node.args[0].keyword is None and (hook := _hook_named(node.args[0].value))
                 and not any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args)):
-            # On itself, a submodule, or one its loop goes through (`for layer in self.layers:`).
-            self.info.hooks.append((name.endswith("_pre_hook"), *hook))
+            # On itself, a submodule, or one its loop goes through (`for layer in self.layers:`,
+            # `getattr(self, name)`).
+            assert isinstance(node.func, cst.Attribute)
+            self.info.hooks.append((node.func.attr.value.endswith("_pre_hook"), *hook))
         elif name in ("self.add_module", "self.register_module") and len(node.args) > 1:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString):

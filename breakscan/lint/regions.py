@@ -617,13 +617,18 @@ class Project:
 
     def _hook_function(self, module: ModuleIndex, info: ClassInfo, hook: str, made: bool) -> FunctionInfo | None:
         """A hook by the name it was registered under: a method of the class (`self._log`) or a
-        function; for a `made` one, the function nested in that one which it returns (`return hook`)."""
+        function; for a `made` one, the function nested in that one which it returns (`return hook`),
+        or the `__call__` of the class that makes it."""
         if hook.startswith("self.") and hook.count(".") == 1:
             found = self.method(self.class_lineage(info), hook[len("self."):])
             found = self.bound(found, info) if found is not None else None
         else:
             qualified = module.qualify(hook)
             found = self.find_function(qualified) if qualified is not None else None
+            made_by = self.find_class(qualified) if qualified is not None and made and found is None else None
+            if made_by is not None:  # an object of a class with `__call__`: `ActivationMonitor(name)`
+                call = self.method(self.class_lineage(made_by), "__call__")
+                return self.bound(call, made_by) if call is not None else None
         return self._returned_closure(found) if made and found is not None else found
 
     def _returned_closure(self, maker: FunctionInfo) -> FunctionInfo | None:

@@ -71,6 +71,32 @@ class LoggerCall(Rule):
     invalid = (
         Example("""
             import logging
+
+            import torch
+            from torch import nn
+
+            logger = logging.getLogger("monitor")
+
+            class PeakMonitor:
+                def __init__(self, name):
+                    self.name = name
+
+                def __call__(self, module, inputs, output):
+                    logger.debug("%s peak %s", self.name, output.detach().abs().amax())  # break
+
+            class Codec(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.encoder = nn.Linear(4, 4)
+                    self.decoder = nn.Linear(4, 4)
+                    for name in ("encoder", "decoder"):
+                        getattr(self, name).register_forward_hook(PeakMonitor(name))
+
+                def forward(self, x):
+                    return self.decoder(torch.tanh(self.encoder(x)))
+        """, entry="Codec()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import logging
             import torch
 
             logger = logging.getLogger(__name__)
