@@ -664,6 +664,11 @@ class RegionWalker(cst.CSTVisitor):
         dotted = dotted_name(node)
         if dotted is None:
             found = None
+        elif dotted.startswith("self.") and dotted.count(".") > 1 and self.bindings.get("self") == v.SELF:
+            # `self.stream.write` where `__init__` stores `sys.stderr` (or `stream or sys.stderr`)
+            attribute, _, rest = dotted[len("self."):].partition(".")
+            aliased = self._attribute_alias(attribute)
+            found = f"{aliased}.{rest}" if aliased is not None else None
         elif (head := dotted.split(".", 1)[0]) in self.bindings and head not in self.local_imports:
             found = None  # a local variable shadows any global of that name
         else:
@@ -1102,6 +1107,19 @@ class RegionWalker(cst.CSTVisitor):
         if not kinds:
             return None
         return v.MAYBE_TENSOR if "optional" in kinds else v.STATE
+
+    def _attribute_alias(self, attr: str) -> str | None:
+        """The module-level object `self.attr` always is, by qualified name: the one dotted name the
+        class stores there (`self.out = sys.stdout`; beside a parameter, `stream or sys.stderr`),
+        when it stores nothing else and it is no function or class of the scanned code."""
+        infos = self.project.class_lineage(self.cls) if self.cls is not None else []
+        names = {info.module.qualify(name) or name for info in infos for name in info.attr_functions.get(attr, ())}
+        if len(names) != 1 or any(attr in stored for info in infos for stored in (
+                info.attr_classes, info.attr_builders, info.attr_factories, info.attr_methods, info.attr_kinds,
+                info.tensor_attrs, info.attr_params)):
+            return None
+        name = names.pop()
+        return None if self.project.find_function(name) or self.project.find_class(name) else name
 
     def _attribute_functions(self, info: ClassInfo, attr: str) -> frozenset[str]:
         """The scanned functions `info` stores in `self.attr`, by qualified name (as written, or

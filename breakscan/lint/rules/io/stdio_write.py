@@ -18,7 +18,8 @@ class StdioWrite(Rule):
     docs = """
     ## What it does
     Flags `sys.stdout.write(...)`, `sys.stderr.write(...)`, their `writelines` and `flush`
-    in compiled code. Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+    in compiled code, also through an attribute that holds the stream (`self.stream = stream or
+    sys.stderr`). Calls under an `if self.verbose:` / `if debug:` flag are left alone.
 
     ## Why is this bad?
     A file object's methods are opaque to TorchDynamo: the graph ends at the call, the call runs
@@ -33,6 +34,31 @@ class StdioWrite(Rule):
     Report progress from the training loop, outside the compiled function.
     """
     invalid = (
+        Example("""
+            import sys
+
+            import torch
+            from torch import nn
+
+            class Progress:
+                def __init__(self, total, stream=None):
+                    self.total = total
+                    self.stream = stream or sys.stderr
+
+                def update(self, i):
+                    self.stream.write(f"\\r{i + 1}/{self.total}")  # break
+
+            class Sampler(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(4, 4)
+                    self.bar = Progress(2)
+
+                def forward(self, x):
+                    x = self.net(x)
+                    self.bar.update(0)
+                    return self.net(x)
+        """, entry="Sampler()", inputs="torch.randn(2, 4)"),
         Example("""
             import sys
             import torch

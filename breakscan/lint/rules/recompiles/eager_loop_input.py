@@ -194,6 +194,30 @@ class EagerLoopCarriedInput(Rule):
                 def forward(self, x):
                     return self.fc(x).relu()
 
+            class Sampler(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+
+                @torch.no_grad()
+                def forward(self, x):  # nothing requires grad: every pass gives the same
+                    for blk in self.blocks:
+                        x = blk(x)
+                        print("block done")  # break (another rule)
+                    return x
+        """, entry="Sampler()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    return self.fc(x).relu()
+
             class Stack(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -212,6 +236,8 @@ class EagerLoopCarriedInput(Rule):
     def on_Call(self, node: cst.Call, ctx) -> None:
         if not ctx.loop_depth or ctx.is_called:
             return  # called by scanned code, its input may be an activation that requires grad already
+        if _without_grad(node, ctx):
+            return  # nothing computed requires grad: every pass gives the same
         carried = [argument.value for argument in node.args if isinstance(argument.value, cst.Name)
                    and ctx.is_known_tensor(argument.value) and _carried_from_input(argument.value.value, node, ctx)]
         if not carried:
@@ -230,6 +256,20 @@ class EagerLoopCarriedInput(Rule):
             ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
                                                f"`{carried[0].value}`)", only_if_eager=True,
                           differing_inputs=_parameters_carrying(node, callee, carried))
+
+
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _without_grad(call: cst.Call, ctx) -> bool:
+    """Whether the call runs with grad mode off: the function is decorated `@torch.no_grad()` (or
+    `inference_mode`), or the call is in a `with torch.no_grad():` block."""
+    if any(ctx.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in _GRAD_OFF
+           for d in ctx.function.node.decorators):
+        return True
+    return any(isinstance(holder, cst.With) and any(
+        isinstance(item.item, cst.Call) and ctx.qualname(item.item.func) in _GRAD_OFF for item in holder.items)
+        for holder in ancestors(call, ctx.memoised(parent_map, ctx.function.top_statement)))
 
 
 def _parameters_carrying(call: cst.Call, callee, carried: list[cst.Name]) -> tuple[str, ...]:
