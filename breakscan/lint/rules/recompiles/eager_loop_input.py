@@ -1,3 +1,5 @@
+from collections.abc import Mapping
+
 import libcst as cst
 
 from breakscan.lint import values as v
@@ -186,6 +188,32 @@ class EagerLoopCarriedInput(Rule):
             import torch
             from torch import nn
 
+            class Quantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.codebook = nn.Linear(8, 8)
+
+                def forward(self, z):
+                    return self.codebook(z).tanh()
+
+            class ResidualQuantizer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList(Quantizer() for _ in range(3))
+
+                def forward(self, x):
+                    residual, out = x, torch.zeros_like(x)
+                    for layer in self.layers:
+                        q = layer(residual)
+                        residual = residual - q.detach()  # never comes to require grad
+                        out = out + q
+                        print("stage done")  # break (another rule)
+                    return out
+        """, entry="ResidualQuantizer()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Block(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -303,12 +331,32 @@ def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
                  if isinstance(holder, (cst.For, cst.While))), None)
     if loop is None:
         return False
+    if not _regrads(loop.body, name, ctx.function.module.imports):
+        return False  # `residual = residual - q.detach()`: it never comes to require grad
     inside = {id(target) for target in _bindings(loop.body, name)}
     outside = {id(target) for target in _bindings(function.body, name)} - inside
     # A parameter, or a local the code before the loop computes from one (`state = (x - self.mean) / self.std`).
     sources = {name} if name in params else params
     return bool(inside) and (name in params or bool(outside)) and outside <= _grad_free_rebindings(
         function.body, loop, name, sources, ctx)
+
+
+def _regrads(block: cst.CSTNode, name: str, imports: Mapping[str, str]) -> bool:
+    """Whether an assignment in the block binds `name` to what may require grad: what reads
+    another name than `name` itself, an import (`torch`) or a `.detach()`ed one (`x = blk(x)`,
+    `x = x + self.fc(x)`; not `residual = residual - q.detach()`, nor `x = torch.tanh(x)`)."""
+    for node in find_nodes(block, (cst.Assign, cst.AugAssign, cst.AnnAssign), prune=(cst.FunctionDef, cst.Lambda)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        if node.value is None or not any(isinstance(n, cst.Name) and n.value == name
+                                         for t in targets for n in find_nodes(t, (cst.Name,))):
+            continue
+        detached = {id(call.func.value) for call in find_nodes(node.value, (cst.Call,)) if isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute) and call.func.attr.value == "detach"}
+        labels = {id(a.attr) for a in find_nodes(node.value, (cst.Attribute,)) if isinstance(a, cst.Attribute)}
+        if any(isinstance(n, cst.Name) and n.value != name and n.value not in imports and id(n) not in detached | labels
+               for n in find_nodes(node.value, (cst.Name,))):
+            return True
+    return False
 
 
 def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, sources: set[str], ctx) -> set[int]:
