@@ -415,7 +415,10 @@ def build_index(module: cst.Module, name: str, path: str, package: str, text: st
     for statement in module.body:
         _index_statement(index, statement, statement)
     if "compile" in text or "disable" in text or "config" in text:
-        _CompileCallFinder(index).run(module)
+        _CompileCallFinder(index).run(module)  # (it records the classes loops build, too)
+    elif "range(" in text or "enumerate(" in text:
+        for loop in find_nodes(module, (cst.For, *_COMPREHENSIONS)):
+            _record_varying_builds(index, loop)
     index.declares_targets = "BREAKSCAN_TARGETS" in text
     index.negates_index = _NEGATED_INDEX.search(text) is not None
     if index.declares_targets:
@@ -1646,18 +1649,6 @@ class _CallSiteFinder:
         for name in classes:
             self.index.call_sites.per_instance_compiles.setdefault(name, _source(call))
 
-    def _built_with_loop_ints(self, node: cst.Call) -> None:
-        ints = set().union(*self.loop_ints) if self.loop_ints else set()
-        qualified = self.index.qualify(dotted_name(node.func)) if ints else None
-        if not qualified or not names_a_class(qualified):
-            return
-        for position, argument in enumerate(a for a in node.args if a.keyword is None and not a.star):
-            if isinstance(argument.value, cst.Name) and argument.value.value in ints:
-                self.index.call_sites.varying_builds.setdefault(qualified, set()).add(position)
-        for argument in node.args:
-            if argument.keyword is not None and isinstance(argument.value, cst.Name) and argument.value.value in ints:
-                self.index.call_sites.varying_builds.setdefault(qualified, set()).add(argument.keyword.value)
-
     def visit_While(self, node: cst.While) -> None:
         self.repeated += 1
         self._enter_loop([], self._grown_names(node.body))
@@ -1707,7 +1698,6 @@ class _CallSiteFinder:
             if node.args:
                 self._compiled_per_instance(node.args[0].value, node)
             return
-        self._built_with_loop_ints(node)
         name = func.value if isinstance(func, cst.Name) else None
         compiled = (self.finder.module_handles.get(name) or (self.finder.compiled_handles.get(name) or (None,))[0]
                     if name else None)
@@ -1941,6 +1931,8 @@ class _SelfAttributeCollector:
         params = method.params
         self.parameters = {p.name.value: p for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         self.spread = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+        self.method = method
+        self._local_classes: dict[str, set[str]] | None = None
 
     def run(self, body: cst.BaseSuite) -> None:
         # Nested functions have their own `self`, if any.
@@ -2023,6 +2015,27 @@ class _SelfAttributeCollector:
             elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and _is_self(source.func.value):
                 self.info.attr_factories.setdefault(attr, set()).add(source.func.attr.value)
 
+    def local_classes(self) -> dict[str, set[str]]:
+        """The classes each local of the method is given objects of: assigned (`layers = [A()]`,
+        `layers += [B(i)]`) or added (`layers.append(C())`, `extend`, `insert`)."""
+        if self._local_classes is None:
+            found: dict[str, set[str]] = {}
+            for node in find_nodes(self.method.body, (cst.Assign, cst.AugAssign, cst.Call), prune=(cst.FunctionDef,)):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+                            func.attr.value in ("append", "extend", "insert")):
+                        for argument in node.args:
+                            found.setdefault(func.value.value, set()).update(
+                                constructed_classes(self.index, argument.value))
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        found.setdefault(target.value, set()).update(constructed_classes(self.index, node.value))
+            self._local_classes = found
+        return self._local_classes
+
     def _plain_kind(self, value: cst.BaseExpression) -> Kind | None:
         """The Python kind of a literal, or of a parameter of the method that declares one."""
         kind = literal_kind(value)
@@ -2077,6 +2090,9 @@ class _SelfAttributeCollector:
 
     def _record_classes(self, attr: str, value: cst.BaseExpression) -> None:
         classes = constructed_classes(self.index, value)
+        for name in find_nodes(value, (cst.Name,)):  # `nn.ModuleList(layers)`: what the local list was given
+            if isinstance(name, cst.Name) and name.value != "self":
+                classes |= self.local_classes().get(name.value, set())
         if classes:
             self.info.attr_classes.setdefault(attr, set()).update(classes)
 
@@ -2119,6 +2135,40 @@ def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+
+
+def _record_varying_builds(index: ModuleIndex, loop: cst.CSTNode) -> None:
+    """Classes a loop builds with arguments computed from its int (`Block(i) for i in
+    range(depth)`, `Coupling(dim, flip=bool(i % 2))`): each instance holds another value
+    (`CallSites.varying_builds`, by argument position or keyword)."""
+    if isinstance(loop, cst.For):
+        target, iterable, scope = loop.target, loop.iter, loop.body  # a loop builds in its body
+    elif isinstance(loop, _COMPREHENSIONS):
+        target, iterable = loop.for_in.target, loop.for_in.iter  # a comprehension in what it makes
+        scope = cst.Tuple([cst.Element(loop.key), cst.Element(loop.value)]) if isinstance(loop, cst.DictComp) else loop.elt
+    else:
+        return
+    called = index.qualify(dotted_name(iterable.func)) if isinstance(iterable, cst.Call) else None
+    ints: set[str] = set()
+    if called == "builtins.range" and isinstance(target, cst.Name):
+        ints.add(target.value)
+    elif called == "builtins.enumerate" and isinstance(target, cst.Tuple) and target.elements and isinstance(
+            target.elements[0].value, cst.Name):
+        ints.add(target.elements[0].value.value)
+    if not ints:
+        return
+    for node in find_nodes(scope, (cst.Call,)):
+        qualified = index.qualify(dotted_name(node.func)) if isinstance(node, cst.Call) else None
+        if not qualified or not names_a_class(qualified):
+            continue
+        assert isinstance(node, cst.Call)
+        for key, argument in [*enumerate(a for a in node.args if a.keyword is None and not a.star),
+                              *((a.keyword.value, a) for a in node.args if a.keyword is not None)]:
+            if any(isinstance(n, cst.Name) and n.value in ints for n in find_nodes(argument.value, (cst.Name,))):
+                index.call_sites.varying_builds.setdefault(qualified, set()).add(key)
+
+
 def constructed_classes(index: ModuleIndex, value: cst.BaseExpression) -> set[str]:
     """Qualified names of capitalised callables in an expression: `nn.ModuleList([Block() ...])`."""
     classes = set()
@@ -2151,14 +2201,16 @@ class _CompileCallFinder:
         self.handle_dynamic: dict[str, str | None] = {}  # compiled module handle -> its `dynamic=` as written
 
     def run(self, module: cst.Module) -> None:
-        for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call)):
+        for node in find_nodes(module, (cst.Assign, cst.AugAssign, cst.Call, cst.For, *_COMPREHENSIONS)):
             if isinstance(node, cst.Assign):
                 self._number_assignment(node)
                 self.visit_Assign(node)
             elif isinstance(node, cst.AugAssign):
                 self.visit_AugAssign(node)
-            else:
+            elif isinstance(node, cst.Call):
                 self.visit_Call(node)
+            else:
+                _record_varying_builds(self.index, node)
         self.index.dynamo = self.settings.build()
         self._decorated_handles()
         if self.compiled_handles:

@@ -2,6 +2,7 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.traverse import find_nodes
 
 
 class PerInstanceAttribute(Rule):
@@ -22,7 +23,10 @@ class PerInstanceAttribute(Rule):
     from a parameter (`self.layer_idx = layer_idx`), when the scanned code builds the class with
     a loop's int for that parameter (`Block(i) for i in range(depth)`) and compiles the
     instances one by one (`layer.compile()` for each layer, `torch.compile(Block(i))` in a loop
-    or comprehension). Reported where TorchDynamo guards the value: the read.
+    or comprehension), or calls them in a loop of a frame TorchDynamo runs eagerly (after a break
+    in the loop it cannot resume from: each layer's `forward` is then compiled as a frame of its
+    own), with any value computed from the loop's int (`Coupling(dim, flip=bool(i % 2))`, built
+    into a list the `ModuleList` is given). Reported where TorchDynamo guards the value: the read.
 
     ## Why is this bad?
     Instances of one class share one code object, `forward`, and TorchDynamo caches compiled
@@ -102,6 +106,37 @@ class PerInstanceAttribute(Rule):
                 with torch.no_grad():
                     return Stack()(x)
         """, compiled=False),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Coupling(nn.Module):
+                def __init__(self, dim, flip=False):
+                    super().__init__()
+                    self.flip = flip
+                    self.net = nn.Linear(dim // 2, dim // 2)
+
+                def forward(self, x):
+                    a, b = x.chunk(2, dim=1)
+                    if self.flip:  # recompile
+                        a, b = b, a
+                    return torch.cat([a, b + self.net(a)], dim=1)
+
+            class Flow(nn.Module):
+                def __init__(self, dim=4, depth=4):
+                    super().__init__()
+                    layers = []
+                    for i in range(depth):
+                        layers.append(Coupling(dim, flip=bool(i % 2)))
+                    self.layers = nn.ModuleList(layers)
+
+                def forward(self, x):
+                    outs = []
+                    for layer in self.layers:
+                        outs.append(layer(x))
+                        print("layer done")  # break (another rule)
+                    return torch.stack(outs)
+        """, entry="Flow()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
     )
     valid = (
         Example("""
@@ -159,6 +194,32 @@ class PerInstanceAttribute(Rule):
 
     def __init__(self) -> None:
         self.reported: set[str] = set()
+        self.eager_calls: set[str] = set()  # the layers whose calls in an eager loop are reported
+
+    def on_Call(self, node: cst.Call, ctx) -> None:
+        """`for layer in self.layers: x = layer(x)` in a frame TorchDynamo runs eagerly (a break in
+        the loop it cannot resume from): each layer's `forward` is then compiled as a frame of its
+        own, and its per-layer attributes are guarded as if compiled one by one."""
+        if not ctx.loop_depth or not ctx.is_module(ctx.value(node.func)):
+            return
+        for callee in ctx.callees(node):
+            owner = callee.bound_class or (callee.module.classes.get(callee.class_name or ""))
+            if owner is None or callee.key in self.eager_calls:
+                continue
+            qualified = f"{owner.module.name}.{owner.name}"
+            if qualified in ctx.call_sites.per_instance_compiles:
+                continue  # compiled one by one anyway: reported in the layer itself
+            read = _first_varying_read(ctx, callee, owner)
+            if read is None:
+                continue
+            self.eager_calls.add(callee.key)
+            attribute, parameter = read.attr.value, _varying_parameter(ctx, owner, read.attr.value)
+            ctx.report_in(self, callee, read, f"`self.{attribute}` is set in `__init__` from `{parameter}`, which "
+                                              "the scanned code builds each layer with another value of, and the "
+                                              f"layers are called in a loop of a frame TorchDynamo runs eagerly "
+                                              f"(`{ctx.code(node)}`): each is compiled as a frame of its own, "
+                                              "sharing one compiled `forward` guarded on this value, so the next "
+                                              "layer with another value recompiles it", only_if_eager=True)
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         attr = node.attr.value
@@ -179,6 +240,34 @@ class PerInstanceAttribute(Rule):
             ctx.report(self, node, f"{message}, so every layer recompiles it (until the recompile limit, "
                                    f"{ctx.dynamo.number('recompile_limit')}, then the "
                                    "rest run eagerly)")
+
+
+def _varying_parameter(ctx, owner, attr: str) -> str | None:
+    """The `__init__` parameter `self.attr` is set from, when the scanned code builds `owner` with
+    values of it that a loop varies."""
+    qualified = f"{owner.module.name}.{owner.name}"
+    varying = ctx.call_sites.varying_builds.get(qualified, set())
+    for cls in ctx.class_lineage(owner):
+        parameter = cls.attr_params.get(attr)
+        init = cls.methods.get("__init__")
+        if parameter is None or init is None:
+            continue
+        params = init.node.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
+        if parameter in varying or (parameter in positional and positional.index(parameter) in varying):
+            return parameter
+    return None
+
+
+def _first_varying_read(ctx, function, owner) -> cst.Attribute | None:
+    """The first `self.<attr>` the function reads whose value a loop varies per instance."""
+    if not ctx.call_sites.varying_builds.get(f"{owner.module.name}.{owner.name}"):
+        return None
+    for node in find_nodes(function.node.body, (cst.Attribute,), prune=(cst.FunctionDef, cst.Lambda)):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and (
+                _varying_parameter(ctx, owner, node.attr.value) is not None):
+            return node
+    return None
 
 
 def _varying_build(ctx, attr: str) -> tuple[str, str] | None:
