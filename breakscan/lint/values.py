@@ -528,6 +528,8 @@ def join(a: Value, b: Value) -> Value:
             return other
         # The object on some paths only: not one this function certainly built.
         return dataclasses.replace(obj, fresh=False) if isinstance(obj, ModuleValue) and obj.fresh else obj
+    if (is_drawn(a) and b == UNKNOWN) or (is_drawn(b) and a == UNKNOWN):
+        return a if is_drawn(a) else b  # a draw on one path: a Python use of it breaks there
     if {a, b} == {TENSOR, NONE} or {a, b} == {TENSOR, MAYBE_TENSOR}:
         # A tensor, or a value that may be None: it may be None (an assumed one stays assumed).
         return ASSUMED_OPTIONAL if all(is_assumed_tensor(k) for k in (a, b) if k != NONE) else MAYBE_TENSOR

@@ -2597,7 +2597,9 @@ def _sequence_arithmetic(operator: cst.BaseBinaryOp, kinds: list[v.Value]) -> v.
     """`[scale] * n` and `a + b` on lists or tuples built in the code: a list or tuple of what
     they hold (positions not tracked); None for any other operation."""
     sequences = [kind for kind in kinds if isinstance(kind, v.Container) and kind.sort in ("list", "tuple")]
-    if isinstance(operator, cst.Multiply) and len(sequences) == 1 and v.INT in kinds:
+    others = [kind for kind in kinds if not (isinstance(kind, v.Container) and kind.sort in ("list", "tuple"))]
+    if isinstance(operator, cst.Multiply) and len(sequences) == 1 and all(k == v.INT or k == v.UNKNOWN for k in others):
+        # (a count the analysis cannot read, `[seg // 2] * self.num_segments`, is still a count)
         held = v.held(sequences[0])
     elif isinstance(operator, cst.Add) and len(sequences) == 2 and sequences[0].sort == sequences[1].sort:
         held = v.join_held(v.held(sequences[0]), v.held(sequences[1]))

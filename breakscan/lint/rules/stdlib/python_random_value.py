@@ -48,6 +48,34 @@ class PythonRandomValue(Rule):
     invalid = (
         Example("""
             import random
+
+            import torch
+            from torch import nn
+
+            class SegmentSampler:
+                def __init__(self, segments):
+                    self.segments = segments
+
+                def indices(self, frames, training):
+                    length = frames // self.segments
+                    if training:
+                        offsets = [random.randint(0, length - 1) for _ in range(self.segments)]
+                    else:
+                        offsets = [length // 2] * self.segments
+                    return [i * length + o for i, o in enumerate(offsets)]  # break
+
+            class VideoNet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.sampler = SegmentSampler(4)
+                    self.fc = nn.Linear(3, 2)
+
+                def forward(self, video):
+                    idx = self.sampler.indices(video.shape[1], self.training)
+                    return self.fc(video[:, idx].mean(1))
+        """, entry="VideoNet()", inputs="torch.randn(2, 16, 3)"),
+        Example("""
+            import random
             import torch
 
             class Model(torch.nn.Module):
