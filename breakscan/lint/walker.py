@@ -604,11 +604,12 @@ class RegionWalker(cst.CSTVisitor):
         if self._names_a_traced_module():
             return frozenset()
         reads = self.project.memoised(_reads_after, self.function.node)
-        spans = self.project.memoised(_node_spans, self.function.node)
+        positions = self.project.memoised(_node_positions, self.function.node)
         found = set()
         for finding in breaks:
-            if id(finding.node) in spans:
-                after = spans[id(finding.node)][1]
+            if id(finding.node) in positions:
+                after = positions[id(finding.node)] + len(find_nodes(finding.node, (cst.CSTNode,), prune=(
+                    cst.FunctionDef, cst.Lambda)))
                 live = {name for position, name in reads if position >= after and name in self.bindings}
                 if all(self._holds_nothing_traced(self.bindings[name]) for name in live):
                     found.add(finding.order)
@@ -2487,17 +2488,16 @@ def _named_tuple(info: ClassInfo) -> bool:
     return info.record and any(base.rpartition(".")[2] == "NamedTuple" for base in info.bases)
 
 
-def _node_spans(function: cst.FunctionDef) -> dict[int, tuple[int, int]]:
-    """Each node of the function's body (not of the functions it defines): where it starts and
-    ends in source order, as positions among the body's nodes."""
+def _node_positions(function: cst.FunctionDef) -> dict[int, int]:
+    """Each node of the function's body (not of the functions it defines): its position among the
+    body's nodes in source order (a node's subtree follows it)."""
     nodes = find_nodes(function.body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda))
-    order = {id(node): position for position, node in enumerate(nodes)}
-    return {id(node): (order[id(node)], order[id(node)] + len(find_nodes(node, (cst.CSTNode,)))) for node in nodes}
+    return {id(node): position for position, node in enumerate(nodes)}
 
 
 def _reads_after(function: cst.FunctionDef) -> list[tuple[int, str]]:
     """The variables the function's body reads (no attribute names or keyword labels), each with
-    its position among the body's nodes (as `_node_spans` counts them)."""
+    its position among the body's nodes (as `_node_positions` counts them)."""
     nodes = find_nodes(function.body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda))
     labels = {id(node.attr) for node in nodes if isinstance(node, cst.Attribute)} | {
         id(node.keyword) for node in nodes if isinstance(node, cst.Arg) and node.keyword is not None}
