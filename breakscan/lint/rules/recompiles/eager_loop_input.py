@@ -214,26 +214,27 @@ class EagerLoopCarriedInput(Rule):
             import torch
             from torch import nn
 
-            class Block(nn.Module):
+            class Denoiser(nn.Module):
                 def __init__(self):
                     super().__init__()
-                    self.fc = nn.Linear(8, 8)
+                    self.net = nn.Sequential(nn.Linear(6, 16), nn.SiLU(), nn.Linear(16, 6))
 
-                def forward(self, x):
-                    return self.fc(x).relu()
+                def forward(self, sample):
+                    return sample - 0.1 * self.net(sample)
 
             class Sampler(nn.Module):
-                def __init__(self):
+                def __init__(self, steps=3):
                     super().__init__()
-                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+                    self.denoiser = Denoiser()
+                    self.steps = steps
 
-                @torch.no_grad()
-                def forward(self, x):  # nothing requires grad: every pass gives the same
-                    for blk in self.blocks:
-                        x = blk(x)
-                        print("block done")  # break (another rule)
-                    return x
-        """, entry="Sampler()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+                def forward(self, noise):
+                    with torch.no_grad():  # nothing requires grad: every pass gives the same
+                        for step in range(self.steps):
+                            noise = self.denoiser(noise)
+                            print(f"step {step}")  # break (another rule)
+                    return noise
+        """, entry="Sampler()", inputs="[torch.randn(2, 6), torch.randn(2, 6)]"),
         Example("""
             import torch
             from torch import nn

@@ -273,20 +273,8 @@ def _first_varying_read(ctx, function, owner) -> cst.Attribute | None:
 def _varying_build(ctx, attr: str) -> tuple[str, str] | None:
     """(the per-instance compile, the `__init__` parameter) when `self.attr` differs per compiled
     instance of this function's class."""
-    sites = ctx.call_sites
     qualified = f"{ctx.module.name}.{ctx.function.class_name}"
-    compiled = sites.per_instance_compiles.get(qualified)
+    compiled = ctx.call_sites.per_instance_compiles.get(qualified)
     info = ctx.find_class(qualified)
-    if compiled is None or info is None:
-        return None
-    for cls in ctx.class_lineage(info):
-        parameter = cls.attr_params.get(attr)
-        init = cls.methods.get("__init__")
-        if parameter is None or init is None:
-            continue
-        params = init.node.params
-        positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
-        varying = sites.varying_builds.get(qualified, set())
-        if parameter in varying or (parameter in positional and positional.index(parameter) in varying):
-            return compiled, parameter
-    return None
+    parameter = _varying_parameter(ctx, info, attr) if compiled is not None and info is not None else None
+    return (compiled, parameter) if compiled is not None and parameter is not None else None
