@@ -1172,7 +1172,7 @@ class RegionWalker(cst.CSTVisitor):
                 func.attr.value in v.SPARSE_METHODS or (
                     func.attr.value in v.SPARSE_KEEPING_METHODS and v.is_sparse(self.value(func.value)))))):
             return v.SPARSE
-        if v.identical(value, v.TENSOR) and self._makes_mask(node):
+        if value == v.TENSOR and self._makes_mask(node):  # (any refinement of a tensor: a buffer's `.bool()`)
             return v.MASK
         return v.VECTOR if v.identical(value, v.TENSOR) and self._one_dimensional(node) else value
 
