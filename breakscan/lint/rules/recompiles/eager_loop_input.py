@@ -1,5 +1,3 @@
-from collections.abc import Mapping
-
 import libcst as cst
 
 from breakscan.lint import values as v
@@ -15,18 +13,19 @@ class EagerLoopCarriedInput(Rule):
     severity = "warning"
     message = ("this function is called in a loop of a frame TorchDynamo runs eagerly (after a break it cannot "
                "resume from), given a tensor that requires no grad on the first pass (the function's input, or one "
-               "it makes) and the previous call's output on the "
-               "next: compiled as a frame of its own, it guards on its input's `requires_grad` (and size), so the "
-               "second call recompiles it")
+               "it makes) and, on the next, one the loop computed with the module's layers: compiled as a frame "
+               "of its own, it guards on its input's `requires_grad` (and size), so the second call recompiles it")
     fix_hint = ("fix the break that makes the calling frame run eagerly (see its finding), so the loop is traced "
                 "as a whole; or expect one more compile of the called function")
     docs = """
     ## What it does
-    Flags a function or module `forward` (at its first line) that a compiled function calls in a
-    loop, with an argument the loop carries from one pass to the next (`for blk in self.blocks:
-    x = blk(x)`, `x = x + blk(x)`, `tok, h = self.step(tok, h)`), starting from the caller's own
-    input, when the caller has a break TorchDynamo cannot resume from (in the loop, in a `try`,
-    an RNN): only then does the caller run eagerly. Only a caller that no scanned code calls (the
+    Flags a function, method or module `forward` (at its first line) that a compiled function
+    calls in a loop, with an argument the loop carries from one pass to the next (`for blk in
+    self.blocks: x = blk(x)`, `x = x + blk(x)`, `tok, h = self.step(tok, h)`, `if done(z_next, z):
+    ... z = z_next` after `z_next = self.f(z)`), starting from the caller's own input and computed
+    in the loop with a layer (a module, a method that calls one, a function given one), when the
+    caller has a break TorchDynamo cannot resume from (in the loop, in a `try`, an RNN): only then
+    does the caller run eagerly. Only a caller that no scanned code calls (the
     model's input is its input): one that another module calls may be given an activation, which
     requires grad from the start. The input may first go through calls of no layer
     (`x = torch.cat([x, x], -1)` before the loop), into a local too, and the module's buffers
@@ -39,8 +38,8 @@ class EagerLoopCarriedInput(Rule):
     ## Why is this bad?
     When TorchDynamo gives up on a frame, it runs it eagerly and compiles each function it calls
     as a frame of its own. The first pass gives the callee the caller's input, which does not
-    require grad; the next passes give it the previous output, which does (it was computed with
-    the module's parameters): its guard on `requires_grad` fails, and it compiles again (once, in
+    require grad; the next passes give it what the loop computed, which does (with the module's
+    parameters): its guard on `requires_grad` fails, and it compiles again (once, in
     grad mode; both compiled versions stay cached). Layers whose inputs change size recompile too.
     The extra compile comes on top of the lost whole-loop graph. A frame resumed after a break
     guards the input again, so it recompiles as well.
@@ -182,6 +181,26 @@ class EagerLoopCarriedInput(Rule):
                         flow = self.update(feats, flow)
                     return flow
         """, entry="Refiner()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            def residual_norm(update, state):  # recompile
+                return (update - state).norm()
+
+            class FixedPoint(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.f = nn.Linear(4, 4)
+
+                def forward(self, z):
+                    for _ in range(3):
+                        z_next = torch.tanh(self.f(z))
+                        if residual_norm(z_next, z) < 1e-3:  # break (another rule)
+                            break
+                        z = z_next  # computed with the layer: requires grad from the second pass
+                    return z
+        """, entry="FixedPoint()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
     )
     valid = (
         Example("""
@@ -271,15 +290,10 @@ class EagerLoopCarriedInput(Rule):
                    and ctx.is_known_tensor(argument.value) and _carried_from_input(argument.value.value, node, ctx)]
         if not carried:
             return
-        own_method = isinstance(node.func, cst.Attribute) and ctx.value(node.func.value) == v.SELF
-        if not (ctx.is_module(ctx.value(node.func)) or (own_method and ctx.self_is_module())):
-            return  # a layer, or a method of the module itself: what they give requires grad
         for callee in ctx.callees(node):
             owner = f"{callee.module.name}.{callee.class_name}"
             if callee.key in self.reported or owner in ctx.call_sites.per_instance_compiles:
                 continue  # compiled layer by layer: BR006's, whose guard TorchDynamo reports first
-            if own_method and not _calls_a_layer(callee, ctx):
-                continue  # what it gives requires grad only where its input does
             self.reported.add(callee.key)
             start = callee.node.decorators[0] if callee.node.decorators else callee.node
             ctx.report_in(self, callee, start, f"{self.message} (`{ctx.code(node)}`, carrying "
@@ -332,7 +346,7 @@ def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
                  if isinstance(holder, (cst.For, cst.While))), None)
     if loop is None:
         return False
-    if not _regrads(loop.body, name, ctx.function.module.imports):
+    if not _rebound_with_grad(loop, name, ctx):
         return False  # `residual = residual - q.detach()`: it never comes to require grad
     inside = {id(target) for target in _bindings(loop.body, name)}
     outside = {id(target) for target in _bindings(function.body, name)} - inside
@@ -342,22 +356,60 @@ def _carried_from_input(name: str, call: cst.Call, ctx) -> bool:
         function.body, loop, name, sources, ctx)
 
 
-def _regrads(block: cst.CSTNode, name: str, imports: Mapping[str, str]) -> bool:
-    """Whether an assignment in the block binds `name` to what may require grad: what reads
-    another name than `name` itself, an import (`torch`) or a `.detach()`ed one (`x = blk(x)`,
-    `x = x + self.fc(x)`; not `residual = residual - q.detach()`, nor `x = torch.tanh(x)`)."""
-    for node in find_nodes(block, (cst.Assign, cst.AugAssign, cst.AnnAssign), prune=(cst.FunctionDef, cst.Lambda)):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        if node.value is None or not any(isinstance(n, cst.Name) and n.value == name
-                                         for t in targets for n in find_nodes(t, (cst.Name,))):
+def _rebound_with_grad(loop: cst.For | cst.While, name: str, ctx) -> bool:
+    """Whether the loop binds `name` to what may require grad: a value computed there with a layer
+    (a call of a module, of a method of the module that calls one, or of a function given one:
+    `x = blk(x)`, `x = x + self.fc(x)`, `y_new = step(self.f, y)`) or with a name so bound, not
+    through `.detach()` (`t, y = t + h, y_new`; not `residual = residual - q.detach()`)."""
+    bindings: list[tuple[set[str], cst.BaseExpression]] = []
+    for node in find_nodes(loop.body, (cst.Assign, cst.AugAssign, cst.AnnAssign), prune=(cst.FunctionDef,
+                                                                                           cst.Lambda)):
+        if node.value is None:
             continue
-        detached = {id(call.func.value) for call in find_nodes(node.value, (cst.Call,)) if isinstance(call, cst.Call)
-                    and isinstance(call.func, cst.Attribute) and call.func.attr.value == "detach"}
-        labels = {id(a.attr) for a in find_nodes(node.value, (cst.Attribute,)) if isinstance(a, cst.Attribute)}
-        if any(isinstance(n, cst.Name) and n.value != name and n.value not in imports and id(n) not in detached | labels
-               for n in find_nodes(node.value, (cst.Name,))):
-            return True
-    return False
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if (isinstance(target, cst.Tuple) and isinstance(node.value, cst.Tuple)
+                    and len(target.elements) == len(node.value.elements)
+                    and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *node.value.elements))):
+                bindings += [(_bound_names(t.value), e.value) for t, e in zip(target.elements, node.value.elements)]
+            else:
+                bindings.append((_bound_names(target), node.value))
+    graded: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for names, value in bindings:
+            if not names <= graded and _computed_with_grad(value, graded, ctx):
+                graded |= names
+                changed = True
+    return name in graded
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    return {n.value for n in find_nodes(target, (cst.Name,), prune=(cst.Attribute, cst.Subscript))
+            if isinstance(n, cst.Name)}
+
+
+def _computed_with_grad(value: cst.BaseExpression, graded: set[str], ctx) -> bool:
+    """Whether the expression calls a layer, or reads a name in `graded` other than through `.detach()`."""
+    calls = [call for call in find_nodes(value, (cst.Call,), prune=(cst.Lambda,)) if isinstance(call, cst.Call)]
+    unread = {id(n) for call in calls if isinstance(call.func, cst.Attribute) and call.func.attr.value == "detach"
+              for n in find_nodes(call.func.value, (cst.Name,))}
+    unread |= {id(a.attr) for a in find_nodes(value, (cst.Attribute,)) if isinstance(a, cst.Attribute)}
+    unread |= {id(arg.keyword) for call in calls for arg in call.args if arg.keyword is not None}
+    if any(isinstance(n, cst.Name) and n.value in graded and id(n) not in unread
+           for n in find_nodes(value, (cst.Name,), prune=(cst.Lambda,))):
+        return True
+    return any(_calls_with_layer(call, ctx) for call in calls)
+
+
+def _calls_with_layer(call: cst.Call, ctx) -> bool:
+    """A call of a module, of a method of the module that calls one of its layers, or of a function
+    given a module: what it gives is computed with parameters."""
+    if ctx.is_module(ctx.value(call.func)) or any(ctx.is_module(ctx.value(arg.value)) for arg in call.args):
+        return True
+    return (isinstance(call.func, cst.Attribute) and ctx.value(call.func.value) == v.SELF and ctx.self_is_module()
+            and any(_calls_a_layer(method, ctx) for method in ctx.callees(call)))
 
 
 def _grad_free_rebindings(body: cst.CSTNode, loop: cst.CSTNode, name: str, sources: set[str], ctx) -> set[int]:
