@@ -181,6 +181,9 @@ class ClassInfo:
     attr_kinds: dict[str, Kind] = field(default_factory=dict)
     # self.<attr> set in `__init__` from one of its parameters (`*args` too): attr -> the parameter's name.
     attr_params: dict[str, str] = field(default_factory=dict)
+    # self.<attr> built in `__init__` by constructing objects with its parameters as keyword arguments
+    # (`self.net = nn.Sequential(nn.Conv1d(c, c, 3, padding=dilation))`): attr -> those parameters.
+    attr_built_with: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> = self.<name> (a bound method, if the class has one by that name): attr -> names.
     attr_methods: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> = a name or dotted name, which may be a function of the module or an imported one
@@ -1982,6 +1985,15 @@ class _SelfAttributeCollector:
         attr = target.attr.value
         if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
+        if self.in_init and isinstance(value, cst.Call) and constructed_classes(self.index, value):
+            # What the objects are built with by keyword (`padding=dilation`): a layer's positional
+            # arguments are its sizes, and one built with another size is given an input of another
+            # size too, whose guard TorchDynamo checks (and reports) first.
+            keyworded = [a.value for call in find_nodes(value, (cst.Call,)) if isinstance(call, cst.Call)
+                         for a in call.args if a.keyword is not None]
+            if read := {n.value for argument in keyworded for n in find_nodes(argument, (cst.Name,), prune=(cst.Call,))
+                        if isinstance(n, cst.Name) and n.value in self.parameters}:
+                self.info.attr_built_with.setdefault(attr, set()).update(read)
         called = dotted_name(value.func) if isinstance(value, cst.Call) else None
         if called and not called.startswith("self.") and not names_a_class(called) and (
                 qualified := self.index.qualify(called)) is not None:

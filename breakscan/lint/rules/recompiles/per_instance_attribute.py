@@ -11,7 +11,7 @@ class PerInstanceAttribute(Rule):
     kind = "recompile"
     gb_ids = ()
     message = ("each compiled instance of this class holds another int here (set in `__init__` from a loop's "
-               "int), and its instances are compiled one by one: they share one compiled `forward`, which "
+               "int, or a layer built with one), and its instances are compiled one by one: they share one compiled `forward`, which "
                "TorchDynamo guards on the value, so every layer recompiles it (until the recompile limit, then "
                "the rest run eagerly)")
     fix_hint = ("compile the whole model once instead of each layer, keep the per-layer value out of the compiled "
@@ -19,14 +19,17 @@ class PerInstanceAttribute(Rule):
                 "`torch._dynamo.config.allow_unspec_int_on_nn_module = True`")
     docs = """
     ## What it does
-    Flags the first read, in a module's compiled code, of an int attribute that `__init__` sets
-    from a parameter (`self.layer_idx = layer_idx`), when the scanned code builds the class with
-    a loop's int for that parameter (`Block(i) for i in range(depth)`) and compiles the
-    instances one by one (`layer.compile()` for each layer, `torch.compile(Block(i))` in a loop
-    or comprehension), or calls them in a loop of a frame TorchDynamo runs eagerly (after a break
-    in the loop it cannot resume from: each layer's `forward` is then compiled as a frame of its
-    own), with any value computed from the loop's int (`Coupling(dim, flip=bool(i % 2))`, built
-    into a list the `ModuleList` is given). Reported where TorchDynamo guards the value: the read.
+    Flags the first read, in a module's compiled code, of an int attribute that `__init__` sets from
+    a parameter (`self.layer_idx = layer_idx`), or of a layer it builds with one as a keyword
+    argument (`self.conv = nn.Conv1d(c, c, 3, padding=dilation)`, whose `padding` TorchDynamo guards
+    alike; a layer of another size is given an input of another size, whose guard fails first), when
+    the scanned code builds the class with a loop's int for that parameter (`Block(i) for i in
+    range(depth)`) and compiles the instances one by one (`layer.compile()` for each layer,
+    `torch.compile(Block(i))` in a loop or comprehension), or calls them in a loop of a frame
+    TorchDynamo runs eagerly (after a break it cannot resume from: each layer's `forward` is then
+    compiled as a frame of its own), or through an `nn.Sequential` of them called there, with any
+    value computed from the loop's int (`Coupling(dim, flip=bool(i % 2))`, built into a list the
+    `ModuleList` is given). Reported where TorchDynamo guards the value: the read.
 
     ## Why is this bad?
     Instances of one class share one code object, `forward`, and TorchDynamo caches compiled
@@ -137,6 +140,32 @@ class PerInstanceAttribute(Rule):
                         print("layer done")  # break (another rule)
                     return torch.stack(outs)
         """, entry="Flow()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stage(nn.Module):
+                def __init__(self, channels, dilation):
+                    super().__init__()
+                    self.conv = nn.Conv1d(channels, channels, 3, padding=dilation, dilation=dilation)
+
+                def forward(self, x):
+                    return x + self.conv(x)  # recompile
+
+            class Encoder(nn.Module):
+                def __init__(self, channels=4, depth=3):
+                    super().__init__()
+                    self.proj = nn.Conv1d(channels, channels, 1)
+                    self.stages = nn.Sequential(*[Stage(channels, 2 ** i) for i in range(depth)])
+
+                def forward(self, x):
+                    h = self.proj(x)
+                    try:
+                        scale = float(h.abs().max())  # break (another rule)
+                    except RuntimeError:
+                        scale = 1.0
+                    return self.stages(h / scale)
+        """, entry="Encoder()", inputs="[torch.randn(2, 4, 16), torch.randn(2, 4, 16)]"),
     )
     valid = (
         Example("""
@@ -200,7 +229,8 @@ class PerInstanceAttribute(Rule):
         """`for layer in self.layers: x = layer(x)` in a frame TorchDynamo runs eagerly (a break in
         the loop it cannot resume from): each layer's `forward` is then compiled as a frame of its
         own, and its per-layer attributes are guarded as if compiled one by one."""
-        if not ctx.loop_depth or not ctx.is_module(ctx.value(node.func)):
+        called = ctx.value(node.func)
+        if not ctx.is_module(called) or not (ctx.loop_depth or _runs_in_a_loop(called)):
             return
         for callee in ctx.callees(node):
             owner = callee.bound_class or (callee.module.classes.get(callee.class_name or ""))
@@ -214,7 +244,7 @@ class PerInstanceAttribute(Rule):
                 continue
             self.eager_calls.add(callee.key)
             attribute, parameter = read.attr.value, _varying_parameter(ctx, owner, read.attr.value)
-            ctx.report_in(self, callee, read, f"`self.{attribute}` is set in `__init__` from `{parameter}`, which "
+            ctx.report_in(self, callee, read, f"`self.{attribute}` comes in `__init__` from `{parameter}`, which "
                                               "the scanned code builds each layer with another value of, and the "
                                               f"layers are called in a loop of a frame TorchDynamo runs eagerly "
                                               f"(`{ctx.code(node)}`): each is compiled as a frame of its own, "
@@ -230,7 +260,7 @@ class PerInstanceAttribute(Rule):
             return
         self.reported.add(attr)
         compiled, parameter = build
-        message = (f"`self.{attr}` is set in `__init__` from `{parameter}`, which the scanned code gives a loop's int, "
+        message = (f"`self.{attr}` comes in `__init__` from `{parameter}`, which the scanned code gives a loop's int, "
                    f"and the instances are compiled one by one (`{compiled}`): they share one compiled `forward`, "
                    "guarded on this value")
         if ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
@@ -242,20 +272,29 @@ class PerInstanceAttribute(Rule):
                                    "rest run eagerly)")
 
 
+def _runs_in_a_loop(called: v.Value) -> bool:
+    """An `nn.Sequential` of the scanned layers: its own `forward` calls them in a loop, which
+    TorchDynamo does not trace as a frame of its own (torch's code) where its caller runs eagerly."""
+    return isinstance(called, v.ModuleValue) and "torch.nn.Sequential" in called.classes
+
+
 def _varying_parameter(ctx, owner, attr: str) -> str | None:
     """The `__init__` parameter `self.attr` is set from, when the scanned code builds `owner` with
     values of it that a loop varies."""
     qualified = f"{owner.module.name}.{owner.name}"
     varying = ctx.call_sites.varying_builds.get(qualified, set())
     for cls in ctx.class_lineage(owner):
-        parameter = cls.attr_params.get(attr)
         init = cls.methods.get("__init__")
-        if parameter is None or init is None:
+        if init is None:
             continue
+        # Stored as given, or a layer built with it (`nn.Conv1d(c, c, 3, padding=dilation)`, whose
+        # `padding` TorchDynamo guards as it guards an int of the module's own).
+        parameters = [cls.attr_params[attr]] if attr in cls.attr_params else sorted(cls.attr_built_with.get(attr, ()))
         params = init.node.params
         positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
-        if parameter in varying or (parameter in positional and positional.index(parameter) in varying):
-            return parameter
+        for parameter in parameters:
+            if parameter in varying or (parameter in positional and positional.index(parameter) in varying):
+                return parameter
     return None
 
 
