@@ -46,6 +46,7 @@ from breakscan.lint.values import (
     VARYING_BOOL,
     VARYING_FLOAT,
     VARYING_INT,
+    VARYING_INTS,
     VARYING_LENGTH,
     VARYING_LITERAL,
     VARYING_OBJECT,
@@ -968,7 +969,8 @@ def _declared_object(arguments: list[ast.expr], index: ModuleIndex) -> ModuleVal
         if attribute is None or len(constants) < len(given) or len(set(map(repr, constants))) < 2:
             continue
         kinds = {type(constant) for constant in constants}
-        kind = (VARYING_BOOL if kinds == {bool} else VARYING_STR if kinds == {str} else VARYING_INT if kinds == {int}
+        ints = VARYING_INTS if len(set(constants)) > 2 else VARYING_INT
+        kind = (VARYING_BOOL if kinds == {bool} else VARYING_STR if kinds == {str} else ints if kinds == {int}
                 else VARYING_FLOAT if kinds <= {int, float} else None)
         if kind is not None:
             varying.append((attribute, kind))
@@ -1037,8 +1039,8 @@ def _joined_kinds(kinds: list[Kind | None], arguments: list[ast.expr]) -> Kind |
         kind = known.pop()
         texts = {argument.value for argument in arguments if isinstance(argument, ast.Constant)}
         if len(texts) > 1 and kind in (STR, INT, FLOAT, BOOL):
-            return {STR.name: VARYING_STR, INT.name: VARYING_INT, FLOAT.name: VARYING_FLOAT, BOOL.name: VARYING_BOOL}[
-                kind.name]
+            ints = VARYING_INTS if len(texts) > 2 else VARYING_INT
+            return {STR.name: VARYING_STR, INT.name: ints, FLOAT.name: VARYING_FLOAT, BOOL.name: VARYING_BOOL}[kind.name]
         return kind if len({k.name for k in kinds if k is not None}) == 1 else TENSOR  # sparse on some calls only
     return VARYING_OPTIONAL if known == {TENSOR, NONE} else None  # a tensor on some calls, None on others
 

@@ -85,6 +85,9 @@ VARYING_STR = Kind("varying-str", family="str")
 # The same for a root's int or float parameter the declared calls give different numbers
 # (BR002, BR007): guarded where the code first uses it, in a helper it is passed to too.
 VARYING_INT = Kind("varying-int", family="int")
+# One they give three or more ints: after the second, automatic dynamic shapes make it dynamic,
+# unless a use specialises it again (a loop count), and then every new value recompiles.
+VARYING_INTS = Kind("varying-ints", family="int")
 VARYING_FLOAT = Kind("varying-float", family="float")
 # A root's bool parameter the declared calls give both values (`output_attentions=False`, then
 # True): TorchDynamo specialises bools (never dynamic), so each value compiles once (BR018).
@@ -335,7 +338,7 @@ def is_mode(value: Value) -> bool:
     return isinstance(value, Kind) and value.name == MODE.name
 
 
-_GUARDED = {VARYING_INT.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
+_GUARDED = {VARYING_INT.name: INT, VARYING_INTS.name: INT, VARYING_FLOAT.name: FLOAT, VARYING_STR.name: STR, VARYING_BOOL.name: BOOL,
             VARYING_OBJECT.name: OTHER, VARYING_OPTIONAL.name: MAYBE_TENSOR, VARYING_LITERAL.name: OTHER,
             VARYING_LENGTH.name: TENSORS}
 
@@ -363,9 +366,13 @@ def guarded(value: Value) -> Value:
 
 def varying_number(value: Value) -> str | None:
     """"int" or "float" for a number the declared calls vary, else None."""
-    if isinstance(value, Kind) and value.name in (VARYING_INT.name, VARYING_FLOAT.name):
+    if isinstance(value, Kind) and value.name in (VARYING_INT.name, VARYING_INTS.name, VARYING_FLOAT.name):
         return value.family
     return None
+
+
+def is_many_varying_ints(value: Value) -> bool:
+    return isinstance(value, Kind) and value.name == VARYING_INTS.name
 
 
 def data_held(value: Value) -> str | None:

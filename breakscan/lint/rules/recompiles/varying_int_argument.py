@@ -3,6 +3,7 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.reads import FirstReads
+from breakscan.lint.traverse import find_nodes
 
 
 class VaryingIntArgument(Rule):
@@ -23,12 +24,15 @@ class VaryingIntArgument(Rule):
     read as written, never run), or objects of one class of the file built with other ints
     (`Routing()`, then `Routing(top_k=1)`: a dataclass field, or an attribute `__init__` sets from
     its parameter), at the first read of the attribute that differs (`cfg.top_k`). Reported where
-    TorchDynamo guards the value: its first use, in a helper the number is passed to as well.
+    TorchDynamo guards the value: its first use, in a helper the number is passed to as well. When
+    the declared calls give three or more ints and one sets a loop's count (`range(steps)`), also
+    at the function's `def`, where TorchDynamo places the later recompiles.
 
     ## Why is this bad?
     TorchDynamo 2.13 specialises Python ints: the first call guards `i == 0`, and the next value
     fails the guard and recompiles. By default the second recompile marks the argument dynamic
-    (automatic dynamic shapes), so the cost is a recompile or two (a warning). With
+    (automatic dynamic shapes), so the cost is a recompile or two (a warning), unless a use needs
+    the value again: a loop of that many passes is unrolled, and each new value recompiles. With
     `dynamic=False` every value recompiles until the recompile limit (8), after which the function
     runs eagerly: an error. With `dynamic=True` nothing is flagged.
 
@@ -133,6 +137,22 @@ class VaryingIntArgument(Rule):
 
             BREAKSCAN_TARGETS = {"sample": "[dict(logits=torch.randn(2, 9), top_k=3), dict(logits=torch.randn(2, 9), top_k=5)]"}
         """, entry="sample", inputs="[dict(logits=torch.randn(2, 9), top_k=3), dict(logits=torch.randn(2, 9), top_k=5)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Unroll(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.Linear(4, 4)
+
+                def forward(self, h, steps):  # recompile
+                    for _ in range(steps):  # recompile
+                        h = torch.tanh(self.cell(h))
+                    return h
+
+            BREAKSCAN_TARGETS = {"Unroll()": "[(torch.randn(2, 4), 2), (torch.randn(2, 4), 3), (torch.randn(2, 4), 5)]"}
+        """, entry="Unroll()", inputs="[(torch.randn(2, 4), 2), (torch.randn(2, 4), 3), (torch.randn(2, 4), 5)]"),
     )
     valid = (
         Example("""
@@ -176,16 +196,16 @@ class VaryingIntArgument(Rule):
         self.reads.on_attribute(node)
         read = self.reads.first_field_read(node, ctx)
         if read is not None and v.varying_number(read[1]) == self.number:
-            self.report_declared(node, read[0], ctx)  # `cfg.top_k` of objects built with other numbers
+            self.report_declared(node, read[0], read[1], ctx)  # `cfg.top_k` of objects built with other numbers
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         if node.value in self.done:
             return
-        if v.varying_number(ctx.local_value(node.value)) == self.number:
+        if v.varying_number(value := ctx.local_value(node.value)) == self.number:
             # given other numbers by the declared calls: guarded where first used, in a helper too
             if self.reads.first_read(node, ctx):
                 self.done.add(node.value)
-                self.report_declared(node, node.value, ctx)
+                self.report_declared(node, node.value, value, ctx)
             return
         if self.looped is None:
             self.looped = self._looped_parameters(ctx)
@@ -208,15 +228,26 @@ class VaryingIntArgument(Rule):
                 found.setdefault(name, call)
         return found
 
-    def report_declared(self, node: cst.BaseExpression, name: str, ctx) -> None:
+    def report_declared(self, node: cst.BaseExpression, name: str, value: v.Value, ctx) -> None:
         what = f"the calls BREAKSCAN_TARGETS declares give `{name}` different {self.number}s"
         if not ctx.dynamo.enabled("automatic_dynamic_shapes"):
             ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so every new value recompiles "
                                    f"this function, until the recompile limit ({ctx.dynamo.number('recompile_limit')})")
-        else:
+            return
+        count = _loop_count(node, ctx) if v.is_many_varying_ints(value) and not ctx.is_called else None
+        if count is None:
             ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so the second value recompiles this "
                                    "function (then, with automatic dynamic shapes, it becomes dynamic)",
                        severity="warning")
+            return
+        ctx.report(self, node, f"{what}: TorchDynamo guards on its value, so the second value recompiles this "
+                               f"function; it then becomes dynamic, but `{ctx.code(count)}` unrolls a loop of that "
+                               "many passes and specialises it again", severity="warning")
+        function = ctx.function.node
+        ctx.report(self, function.decorators[0] if function.decorators else function,
+                   f"{what}, three or more, and one sets a loop's count (`{ctx.code(count)}`): from the third, each "
+                   "value recompiles this function, on the guard the loop's unrolling puts on the dynamic int, which "
+                   "TorchDynamo places at no line of the function but its `def`", severity="warning")
 
     def report_varying(self, node: cst.Name, call, ctx) -> None:
         if call.dynamic == "False" or not ctx.dynamo.enabled("automatic_dynamic_shapes"):
@@ -225,3 +256,12 @@ class VaryingIntArgument(Rule):
                                    f"recompile limit ({ctx.dynamo.number('recompile_limit')}), then it runs eagerly")
         else:
             ctx.report(self, node, f"{self.message} (`{call.call}`)", severity="warning")
+
+
+def _loop_count(node: cst.BaseExpression, ctx) -> cst.Call | None:
+    """A `range(...)` call of the function given the number read at `node` (`range(num_steps)`,
+    `range(cfg.n_samples)`): TorchDynamo unrolls the loop, so it needs the number's value."""
+    text = ctx.code(node)
+    return next((call for call in find_nodes(ctx.function.node.body, (cst.Call,), prune=(cst.FunctionDef,))
+                 if isinstance(call, cst.Call) and ctx.qualname(call.func) == "builtins.range"
+                 and any(ctx.code(argument.value) == text for argument in call.args)), None)
