@@ -746,6 +746,10 @@ class Project:
                 if key not in by_caller:
                     continue
                 merged = self._parameters_from_sites(functions[callee_key], [s for c in by_caller.values() for s in c])
+                if callee_key in self.root_keys:
+                    # Compiled itself too, with what the declared calls vary: guarded as its own frame.
+                    merged.update({name: value for name, value in self._default_parameters(functions[callee_key]).items()
+                                   if v.guarded(value) is not value})
                 if not v.identical(merged, parameters.get(callee_key)):
                     parameters[callee_key] = merged
                     called.add(callee_key)

@@ -74,6 +74,20 @@ class VaryingStrArgument(Rule):
 
             BREAKSCAN_TARGETS = {"pooled": "[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"}
         """, entry="pooled", inputs="[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"),
+        Example("""
+            import torch
+
+            def pooled(x, mode="mean"):
+                if mode == "mean":  # recompile
+                    return x.mean(-1)
+                return x.amax(-1)
+
+            @torch.compile
+            def summary(x):
+                return pooled(x, "max") + x.sum(-1)  # a helper here, compiled itself too
+
+            BREAKSCAN_TARGETS = {"pooled": "[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"}
+        """, entry="pooled", inputs="[torch.randn(2, 5), {'x': torch.randn(2, 5), 'mode': 'max'}]"),
     )
     valid = (
         Example("""
