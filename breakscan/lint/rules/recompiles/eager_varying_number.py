@@ -1,3 +1,5 @@
+import sys
+
 import libcst as cst
 
 from breakscan.lint import values as v
@@ -106,6 +108,22 @@ class EagerVaryingNumber(Rule):
                     print("shifted")  # break (another rule)
                 return x
         """, inputs="[torch.randn(8), torch.randn(8)]"),
+        Example("""
+            import torch
+
+            DECAY = {0: 1.0, 1: 0.5}
+
+            def damp(x, step):
+                rate = DECAY.get(step, 0.25)  # recompile
+                return x * rate
+
+            @torch.compile
+            def fn(x):
+                for step in range(2):
+                    x = damp(x, step)  # a method of a module-level object reads it: no helper
+                    print("damped")  # break (another rule)
+                return x
+        """, inputs="[torch.randn(8), torch.randn(8)]"),
     )
     valid = (
         Example("""
@@ -200,13 +218,22 @@ def _compiled_as_frame(call: cst.Call, callee, ctx) -> bool:
 
 
 def _passed_on(name: cst.Name, function) -> bool:
-    """Whether the name is read as an argument of a call of something not torch's (a helper, which
-    TorchDynamo inlines: its own first use of the value is where the guard is)."""
+    """Whether the name is read as an argument of a call of a helper, which TorchDynamo inlines: its
+    own first use of the value is where the guard is. Not torch's, the standard library's, nor a
+    method of a module-level object (`logger.info(...)`), which TorchDynamo runs or breaks on there."""
+    module = function.module
     for call in find_nodes(function.node.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
         if isinstance(call, cst.Call) and any(argument.value is name for argument in call.args):
-            called = function.module.qualify(dotted_name(call.func)) or ""
-            return not called.startswith(("torch.", "builtins.", "math."))
+            dotted = dotted_name(call.func) or ""
+            head = dotted.partition(".")[0]
+            if head in module.assignments and not (head in module.functions or head in module.classes):
+                return False
+            called = module.qualify(dotted) or ""
+            return called.partition(".")[0] not in _NOT_HELPERS
     return False
+
+
+_NOT_HELPERS = frozenset({"torch", *sys.stdlib_module_names})
 
 
 def _enclosing_loop(node: cst.Call, ctx) -> cst.For | cst.While | None:
