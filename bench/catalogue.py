@@ -55,7 +55,10 @@ DEFAULT = "default"
 PROBE_TIMEOUT = 60.0
 
 # torch.optim classes whose methods are probed on an object built outside the compiled code.
-OPTIMIZERS = ("SGD", "Adam", "AdamW")
+# (Not LBFGS, whose `step` needs a closure, SparseAdam, which needs sparse grads, nor Muon, which
+# takes 2-d parameters only.)
+OPTIMIZERS = ("SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adafactor", "Adamax", "ASGD", "NAdam", "RAdam",
+              "RMSprop", "Rprop")
 # torch.ao.quantization modules whose call is probed on a module built outside the compiled code.
 QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMaxObserver",
                         "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",

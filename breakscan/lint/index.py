@@ -59,6 +59,7 @@ from breakscan.lint.values import (
     Kind,
     ModuleValue,
     container,
+    declared_kind,
     is_plain,
     join,
     literal_kind,
@@ -538,6 +539,7 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     index.declared_arguments[function.removeprefix(f"{index.name}.")] = (None,) * offset + tuple(
         (VARYING_OBJECT if _names_other_objects([call[position] for call in calls], index) else
          _declared_object([call[position] for call in calls], index) or
+         _declared_instance([call[position] for call in calls], index) or
          _joined_kinds([_declared_kind(call[position], index) for call in calls], [call[position] for call in calls]))
         if position in every else None for position in range(max(every, default=-1) + 1))
     if len(calls) < 2:
@@ -640,15 +642,20 @@ class _HelpersInlined(ast.NodeTransformer):
         returned = self._returned(node) if self.depth < self._DEPTH else None
         if returned is None:
             return node
-        expression, parameters = returned
+        expression, parameters, spread = returned
         given = dict(zip(parameters, node.args)) | {k.arg: k.value for k in node.keywords if k.arg is not None}
-        if not set(given) <= set(parameters) or any(parameters[name] is None for name in parameters if name not in given):
+        extra = [ast.keyword(arg=name, value=value) for name, value in given.items() if name not in parameters]
+        if (extra and spread is None) or any(k.arg is None for k in node.keywords) or any(
+                parameters[name] is None for name in parameters if name not in given):
             return node  # a parameter given nothing: not a call of this signature
         substituted = _Substituted({name: given.get(name) or parameters[name] for name in parameters}).visit(expression)
+        if spread is not None:  # `RoutingConfig(top_k=top_k, **kw)`: what the call gave beyond the parameters
+            substituted = _KeywordsSpread(spread, extra).visit(substituted)
         return ast.copy_location(_HelpersInlined(self.index, self.depth + 1).visit(substituted), node)
 
-    def _returned(self, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr | None]] | None:
-        """The expression the called function returns, and its parameters with their defaults."""
+    def _returned(self, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr | None], str | None] | None:
+        """The expression the called function returns, its parameters with their defaults, and the
+        name of its `**kwargs`, which the expression only spreads into calls (`f(**kw)`)."""
         function = self.index.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if function is None or function.node.decorators or any(isinstance(a, ast.Starred) for a in call.args):
             return None
@@ -659,7 +666,10 @@ class _HelpersInlined(ast.NodeTransformer):
         body = defined.body[1:] if ast.get_docstring(defined) is not None else defined.body
         arguments = defined.args
         if (not body or not isinstance(body[-1], ast.Return) or body[-1].value is None
-                or arguments.vararg or arguments.kwarg or arguments.posonlyargs or len(call.args) > len(arguments.args)):
+                or arguments.vararg or arguments.posonlyargs or len(call.args) > len(arguments.args)):
+            return None
+        spread = arguments.kwarg.arg if arguments.kwarg is not None else None
+        if spread is not None and (body[:-1] or _reads_other_than_spread(body[-1].value, spread)):
             return None
         held = self._locals(body[:-1])
         named = {a.arg for a in (*arguments.args, *arguments.kwonlyargs)} | set(held or ())
@@ -669,7 +679,7 @@ class _HelpersInlined(ast.NodeTransformer):
         defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
         parameters = dict(zip(positional, defaults)) | {
             a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)}
-        return _Substituted(dict(held)).visit(body[-1].value), parameters
+        return _Substituted(dict(held)).visit(body[-1].value), parameters, spread
 
     def _locals(self, statements: list[ast.stmt]) -> dict[str, ast.expr] | None:
         """What each local of a helper holds before its `return`, as an expression of its parameters
@@ -712,6 +722,27 @@ def _binds_any(node: ast.AST, names: set[str]) -> bool:
         if names.intersection(bound):
             return True
     return False
+
+
+def _reads_other_than_spread(expression: ast.expr, name: str) -> bool:
+    """Whether the expression reads `name` but as a call's `**name`."""
+    spread = {id(k.value) for call in ast.walk(expression) if isinstance(call, ast.Call)
+              for k in call.keywords if k.arg is None}
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in spread for n in ast.walk(expression))
+
+
+class _KeywordsSpread(ast.NodeTransformer):
+    """`f(a, **kw)` with the keywords `kw` holds written out."""
+
+    def __init__(self, name: str, keywords: list[ast.keyword]) -> None:
+        self.name = name
+        self.keywords = keywords
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        node.keywords = [written for k in node.keywords for written in (
+            self.keywords if k.arg is None and isinstance(k.value, ast.Name) and k.value.id == self.name else [k])]
+        return node
 
 
 class _Substituted(ast.NodeTransformer):
@@ -933,6 +964,10 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
             argument.func.value, ast.Call) and argument.func.attr not in METADATA_METHODS and (
             _declared_kind(argument.func.value, index) in (TENSOR, SPARSE)):
         return TENSOR  # `(a > 0).float()`: a method of a tensor computed
+    if (isinstance(argument, ast.Call) and argument.args and _declared_kind(argument.args[0], index) in (TENSOR, SPARSE)
+            and (qualified := index.qualify(ast.unparse(argument.func))) is not None
+            and declared_kind(qualified) == TENSOR):
+        return TENSOR  # `F.normalize(torch.randn(2, 3), dim=-1)`: what torch declares a function of one gives
     call = argument
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
         call = call.func.value  # `torch.randn(4).long()`: a method of the tensor made
@@ -948,6 +983,18 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
             return VECTOR  # `torch.full((4,), 500)`: one dimension
         return TENSOR
     return None
+
+
+def _declared_instance(arguments: list[ast.expr], index: ModuleIndex) -> ModuleValue | None:
+    """Objects every declared call builds of one class: the module's own (`DCN()`), or torch's
+    (`torch.optim.Adagrad(params, lr=0.01)`), whose methods are then known."""
+    built = {index.qualify(ast.unparse(a.func)) if isinstance(a, ast.Call) and isinstance(a.func, (ast.Name, ast.Attribute))
+             else None for a in arguments}
+    qualified = built.pop() if len(built) == 1 else None
+    if qualified is None or not names_a_class(qualified):
+        return None
+    own = qualified.removeprefix(f"{index.name}.")
+    return ModuleValue(frozenset({qualified})) if own in index.classes or qualified.startswith("torch.") else None
 
 
 def _declared_object(arguments: list[ast.expr], index: ModuleIndex) -> ModuleValue | None:

@@ -132,6 +132,21 @@ class VaryingConstantArgument(Rule):
         """, entry="masked_mean", inputs="[torch.randn(2, 5), (torch.randn(2, 5), torch.rand(2, 5) > 0.5)]"),
         Example("""
             import torch
+            import torch.nn.functional as F
+
+            def shade(points, normals=None):
+                if normals is not None:  # recompile
+                    points = points + normals
+                return points.relu()
+
+            def cloud(with_normals):
+                normals = F.normalize(torch.randn(6, 3), dim=-1) if with_normals else None
+                return {"points": torch.randn(6, 3), "normals": normals}
+
+            BREAKSCAN_TARGETS = {"shade": "[cloud(False), cloud(True)]"}  # what a torch function of a tensor gives
+        """, entry="shade", inputs="[cloud(False), cloud(True)]"),
+        Example("""
+            import torch
             from torch import nn
             from typing import Optional
 

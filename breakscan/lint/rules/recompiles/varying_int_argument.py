@@ -153,6 +153,23 @@ class VaryingIntArgument(Rule):
 
             BREAKSCAN_TARGETS = {"Unroll()": "[(torch.randn(2, 4), 2), (torch.randn(2, 4), 3), (torch.randn(2, 4), 5)]"}
         """, entry="Unroll()", inputs="[(torch.randn(2, 4), 2), (torch.randn(2, 4), 3), (torch.randn(2, 4), 5)]"),
+        Example("""
+            import dataclasses
+            import torch
+
+            @dataclasses.dataclass(frozen=True)
+            class Sampling:
+                top_k: int = 1
+                temperature: float = 1.0
+
+            def pick(logits, cfg):
+                return (logits / cfg.temperature).topk(cfg.top_k).values  # recompile
+
+            def request(temperature=1.0, **options):
+                return torch.randn(2, 8), Sampling(temperature=temperature, **options)
+
+            BREAKSCAN_TARGETS = {"pick": "[request(), request(top_k=3)]"}  # passed on through `**options`
+        """, entry="pick", inputs="[request(), request(top_k=3)]"),
     )
     valid = (
         Example("""

@@ -180,6 +180,21 @@ class UntraceableTorchCall(Rule):
         Example("""
             import torch
             from torch import nn
+
+            def setup():
+                model = nn.Linear(4, 1)
+                return model, torch.optim.RMSprop(model.parameters(), lr=0.01), torch.randn(8, 4)
+
+            def train_step(model, optimizer, x):
+                loss = model(x).square().mean()
+                optimizer.step()  # break
+                return loss.detach()
+
+            BREAKSCAN_TARGETS = {"train_step": "setup()"}  # the optimizer its calls are given
+        """, entry="train_step", inputs="setup()"),
+        Example("""
+            import torch
+            from torch import nn
             from torch.ao.quantization import FakeQuantize, MovingAverageMinMaxObserver
 
             def act_fake_quant(bits=8):
