@@ -183,8 +183,8 @@ class ClassInfo:
     attr_kinds: dict[str, Kind] = field(default_factory=dict)
     # self.<attr> set in `__init__` from one of its parameters (`*args` too): attr -> the parameter's name.
     attr_params: dict[str, str] = field(default_factory=dict)
-    # self.<attr> built in `__init__` by constructing objects with its parameters as keyword arguments
-    # (`self.net = nn.Sequential(nn.Conv1d(c, c, 3, padding=dilation))`): attr -> those parameters.
+    # self.<attr> built in `__init__` by constructing torch layers with its parameters as keyword
+    # arguments (`self.net = nn.Sequential(nn.Conv1d(c, c, 3, padding=dilation))`): attr -> those parameters.
     attr_built_with: dict[str, set[str]] = field(default_factory=dict)
     # self.<attr> = self.<name> (a bound method, if the class has one by that name): attr -> names.
     attr_methods: dict[str, set[str]] = field(default_factory=dict)
@@ -2034,11 +2034,14 @@ class _SelfAttributeCollector:
         attr = target.attr.value
         if self.in_init and isinstance(value, cst.Name) and (value.value in self.parameters or value.value == self.spread):
             self.info.attr_params[attr] = value.value
-        if self.in_init and isinstance(value, cst.Call) and constructed_classes(self.index, value):
-            # What the objects are built with by keyword (`padding=dilation`): a layer's positional
-            # arguments are its sizes, and one built with another size is given an input of another
-            # size too, whose guard TorchDynamo checks (and reports) first.
+        if self.in_init and isinstance(value, cst.Call):
+            # What torch's layers are built with by keyword (`padding=dilation`), which their
+            # `forward` reads (a class of the scanned code may not: its own reads are its own). A
+            # layer's positional arguments are its sizes, and one built with another size is given
+            # an input of another size too, whose guard TorchDynamo checks (and reports) first.
             keyworded = [a.value for call in find_nodes(value, (cst.Call,)) if isinstance(call, cst.Call)
+                         and (built := self.index.qualify(dotted_name(call.func))) is not None
+                         and built.startswith("torch.nn.") and names_a_class(built)
                          for a in call.args if a.keyword is not None]
             if read := {n.value for argument in keyworded for n in find_nodes(argument, (cst.Name,), prune=(cst.Call,))
                         if isinstance(n, cst.Name) and n.value in self.parameters}:

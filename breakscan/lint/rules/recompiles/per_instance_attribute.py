@@ -20,7 +20,7 @@ class PerInstanceAttribute(Rule):
     docs = """
     ## What it does
     Flags the first read, in a module's compiled code, of an int attribute that `__init__` sets from
-    a parameter (`self.layer_idx = layer_idx`), or of a layer it builds with one as a keyword
+    a parameter (`self.layer_idx = layer_idx`), or of a torch layer it builds with one as a keyword
     argument (`self.conv = nn.Conv1d(c, c, 3, padding=dilation)`, whose `padding` TorchDynamo guards
     alike; a layer of another size is given an input of another size, whose guard fails first), when
     the scanned code builds the class with a loop's int for that parameter (`Block(i) for i in
