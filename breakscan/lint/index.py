@@ -338,6 +338,10 @@ class ModuleIndex:
     # it holds (`lambda m: setattr(m.config, "temperature", 0.05)`): the path to it, the attribute,
     # and the step as written
     declared_step_stores: dict[str, list[tuple[tuple[str, ...], str, str]]] = field(default_factory=dict)
+    # qualified class (or "*": any) -> the attributes a step function sets on every module of that
+    # class the object holds (`for m in model.modules(): if isinstance(m, Quantizer): m.calibrating
+    # = False`), each with the step as written
+    declared_class_stores: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # class names here whose declared calls have steps between them
     stepped_classes: set[str] = field(default_factory=set)
     # the module's functions such steps call (`lambda m: set_fast_gelu(False)`) -> the step as written
@@ -506,6 +510,8 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
         for path, attribute in _step_stores(step) if offset else ():
             index.declared_step_stores.setdefault(key.removeprefix(f"{index.name}."), []).append(
                 (path, attribute, shown))
+        for held, attribute in _stores_on_modules(item, index) if offset else ():
+            index.declared_class_stores.setdefault(held, []).append((attribute, shown))
         for path, called in _step_calls(step):
             if path == () and offset and called in ("eval", "train"):
                 # `lambda m: m.eval()` between calls: the module runs in both modes (BR003)
@@ -864,6 +870,47 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
     done.append(ast.Call(ast.Name(item.id, ast.Load()), [ast.Name(defined.args.args[0].arg, ast.Load())], []))
     given = ast.arguments(posonlyargs=[], args=defined.args.args[:1], kwonlyargs=[], kw_defaults=[], defaults=[])
     return ast.Lambda(given, ast.Tuple(done, ast.Load()))
+
+
+def _stores_on_modules(item: ast.expr, index: ModuleIndex) -> list[tuple[str, str]]:
+    """What a step function of the module sets on each module the object holds, in a loop over
+    them (`for m in model.modules(): if isinstance(m, Quantizer): m.calibrating = False`): the
+    qualified class it tests for ("*" for every module), with the attribute."""
+    function = index.functions.get(item.id) if isinstance(item, ast.Name) else None
+    try:
+        defined = ast.parse(_source(function.node)).body[0] if function is not None else None
+    except SyntaxError:
+        return []
+    if not isinstance(defined, ast.FunctionDef) or not defined.args.args:
+        return []
+    given = defined.args.args[0].arg
+    found = []
+    for loop in (s for s in defined.body if isinstance(s, ast.For) and isinstance(s.target, ast.Name)):
+        iterated = loop.iter
+        if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
+                and iterated.func.attr in ("modules", "children") and isinstance(iterated.func.value, ast.Name)
+                and iterated.func.value.id == given):
+            continue
+        name = loop.target.id
+        for statement, held in _guarded_statements(loop.body, name, index):
+            if isinstance(statement, ast.Assign) and all(
+                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name
+                    for t in statement.targets):
+                found += [(held, t.attr) for t in statement.targets if isinstance(t, ast.Attribute)]
+    return found
+
+
+def _guarded_statements(body: list[ast.stmt], name: str, index: ModuleIndex) -> Iterator[tuple[ast.stmt, str]]:
+    """The statements of a loop's body, each with the class an `if isinstance(name, Cls):` around
+    it tests for ("*" outside one)."""
+    for statement in body:
+        test = statement.test if isinstance(statement, ast.If) else None
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == name
+                and (tested := index.qualify(ast.unparse(test.args[1]))) is not None):
+            yield from ((inner, tested) for inner in statement.body)
+        else:
+            yield statement, "*"
 
 
 def _step_stores(step: ast.Lambda) -> list[tuple[tuple[str, ...], str]]:

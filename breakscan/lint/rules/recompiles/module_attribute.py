@@ -59,15 +59,16 @@ class ModuleAttributeUpdated(Rule):
     after one recompile (then the finding is a warning); a tensor buffer avoids recompiling at
     all. An attribute set without being read first (`self.step = 0`) does not recompile, and is
     not flagged.
-    A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module or on
-    a submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`;
-    read, never run) changes what it stores as well, and so does a step that sets an attribute
-    itself (`lambda m: setattr(m.config, "temperature", 0.05)`, or a function of the file named
-    as a step, `def turn_off(m): m.cfg.normalize = False`); so does a method setting an attribute
-    of an object the module holds (`self.scale.temperature = value`), read where that object's own
-    method reads it (`self.temperature`): the first read of such an attribute in compiled code is
-    flagged, a string included (a warning: one recompile for each
-    step that changes the value).
+    A method that the steps `BREAKSCAN_TARGETS` declares between calls call on the module or on a
+    submodule (`"[x, lambda m: m.set_alpha(0.5), x]"`, `lambda m: m.pool.set_kind("max")`; read,
+    never run) changes what it stores as well, and so does a step that sets an attribute itself
+    (`lambda m: setattr(m.config, "temperature", 0.05)`, or a function of the file named as a step,
+    `def turn_off(m): m.cfg.normalize = False`, or on every module of a class it holds, `for q in
+    m.modules(): if isinstance(q, Quantizer): q.calibrating = False`); so does a method setting an
+    attribute of an object the module holds (`self.scale.temperature = value`), read where that
+    object's own method reads it (`self.temperature`): the first read of such an attribute in
+    compiled code is flagged, a string included (a warning: one recompile for each step that changes
+    the value).
 
     ## Example
     ```python
@@ -518,6 +519,37 @@ class ModuleAttributeUpdated(Rule):
             import torch
             from torch import nn
 
+            class Gate(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.frozen = False
+
+                def forward(self, x):
+                    if self.frozen:  # recompile
+                        return x
+                    return self.fc(x)
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.gate = Gate()
+                    self.out = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return self.out(self.gate(x))
+
+            def freeze_gates(model):
+                for m in model.modules():  # sets it on every module of the class
+                    if isinstance(m, Gate):
+                        m.frozen = True
+
+            BREAKSCAN_TARGETS = {"Net()": "[torch.randn(2, 4), freeze_gates, torch.randn(2, 4)]"}
+        """, entry="Net()", inputs="[torch.randn(2, 4), freeze_gates, torch.randn(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class TokenCount:  # a plain object the module keeps from call to call
                 def __init__(self):
                     self.seen = 0
@@ -962,6 +994,12 @@ def _set_between_calls(ctx) -> dict[str, str]:
                 stored.setdefault(".".join((*path, attribute)), step)  # `setattr(m.config, "temperature", t)`
             if path and own in lineages_at(ctx, {f"{ctx.module.name}.{entry}"}, path):
                 stored.setdefault(attribute, step)  # ... read by a method of the object it sets
+    info = ctx.find_class(own)
+    lineage = {f"{c.module.name}.{c.name}" for c in ctx.class_lineage(info)} if info is not None else {own}
+    for held, stores in ctx.module.declared_class_stores.items():
+        if held == "*" or held in lineage:  # `for m in model.modules(): if isinstance(m, Quantizer): m.x = ...`
+            for attribute, step in stores:
+                stored.setdefault(attribute, step)
     return stored
 
 
