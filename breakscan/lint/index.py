@@ -495,8 +495,9 @@ def _declared_calls(index: ModuleIndex, entry: ast.expr, function: str | None, i
     else:
         key = function
     try:
-        value = _NumbersFolded().visit(_HelpersInlined(index).visit(
-            _ComprehensionsExpanded().visit(ast.parse(inputs.strip(), mode="eval").body)))
+        # Comprehensions again once helpers are inlined (`molecule(3)` returning `[... for _ in range(n)]`).
+        value = _NumbersFolded().visit(_ComprehensionsExpanded().visit(_HelpersInlined(index).visit(
+            _ComprehensionsExpanded().visit(ast.parse(inputs.strip(), mode="eval").body))))
     except SyntaxError:
         return
     written = value.elts if isinstance(value, ast.List) else [value]

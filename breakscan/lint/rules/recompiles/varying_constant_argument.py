@@ -147,6 +147,17 @@ class VaryingConstantArgument(Rule):
         """, entry="shade", inputs="[cloud(False), cloud(True)]"),
         Example("""
             import torch
+
+            def pooled(parts):
+                return torch.stack([p.relu() for p in parts]).mean(0)  # recompile
+
+            def bag(n):
+                return ([torch.randn(4) for _ in range(n)],)
+
+            BREAKSCAN_TARGETS = {"pooled": "[bag(2), bag(3)]"}  # the list a helper's comprehension makes
+        """, entry="pooled", inputs="[bag(2), bag(3)]"),
+        Example("""
+            import torch
             from torch import nn
             from typing import Optional
 
