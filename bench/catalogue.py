@@ -512,6 +512,9 @@ TORCH_OBJECT_CALLS = [
        f"opt.{method}()") for name in OPTIMIZERS for method in ("step", "zero_grad")),
     *((f"torch.ao.quantization.{name}.__call__", f"quant = torch.ao.quantization.{name}()", "quant(x)")
       for name in QUANTIZATION_MODULES),
+    # The handle a module hook's registration gives (registered where the code runs eagerly).
+    ("torch.utils.hooks.RemovableHandle.remove",
+     "handle = torch.nn.Linear(4, 4).register_forward_hook(lambda module, args, output: None)", "handle.remove()"),
 ]
 FUNCTIONAL_CALLS = [
     "F.relu(x)", "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.softmax(x, dim=-1)",

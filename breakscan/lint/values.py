@@ -181,6 +181,16 @@ class ModuleValue:
 
 # A `torch.Generator` the code builds: an object of that class, as an attribute set to one is.
 GENERATOR = ModuleValue(frozenset({"torch.Generator"}))
+# nn.Module hook registrations (tensor hooks, `tensor.register_hook`, are traced), and the handle
+# each gives: an object TorchDynamo cannot represent, made where the registration broke.
+MODULE_HOOK_METHODS = frozenset(
+    {
+        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+        "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
+        "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+    }
+)
+HOOK_HANDLE = ModuleValue(frozenset({"torch.utils.hooks.RemovableHandle"}))
 
 
 @dataclass(frozen=True)

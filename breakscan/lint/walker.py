@@ -1239,6 +1239,8 @@ class RegionWalker(cst.CSTVisitor):
             method = func.attr.value
             if base == v.GENERATOR and method == "manual_seed":
                 return base  # `torch.Generator().manual_seed(s)` hands the generator back
+            if method in v.MODULE_HOOK_METHODS and base not in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
+                return v.HOOK_HANDLE
             if base in (v.TENSOR, v.MAYBE_TENSOR):
                 probed = v.probed_kind(f"torch.Tensor.{method}", *self._argument_kinds(node))
                 if probed is not None:

@@ -3,15 +3,8 @@ import libcst as cst
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
 
-# nn.Module hook registrations (verified: GB0467 while building the RemovableHandle). Tensor
-# hooks (`tensor.register_hook`, `register_post_accumulate_grad_hook`) are traced.
-MODULE_HOOK_METHODS = frozenset(
-    {
-        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-        "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
-        "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
-    }
-)
+# nn.Module hook registrations (`v.MODULE_HOOK_METHODS`; verified: GB0467 while building the
+# RemovableHandle). Tensor hooks (`tensor.register_hook`, `register_post_accumulate_grad_hook`) are traced.
 GLOBAL_HOOK_FUNCTIONS = frozenset(
     f"torch.nn.modules.module.{name}"
     for name in ("register_module_forward_hook", "register_module_forward_pre_hook", "register_module_full_backward_hook")
@@ -98,7 +91,7 @@ class HookRegistration(Rule):
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_HOOK_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in v.MODULE_HOOK_METHODS:
             if ctx.value(func.value) not in (v.TENSOR, v.TENSORS, v.MAYBE_TENSOR):
                 ctx.report(self, node)
         elif ctx.qualname(func) in GLOBAL_HOOK_FUNCTIONS:

@@ -21,8 +21,9 @@ class UntraceableTorchCall(Rule):
     `torch.get_rng_state`, `torch.Generator()`, `x.random_()`), sparse and MKL-DNN conversions,
     and the like, and reads of the tensor attributes it was seen to break on (`x.grad_dtype`).
     Methods of torch objects the compiled code holds are matched to probes of such objects: a
-    `torch.optim` optimizer's `step()` breaks on purpose (its `torch._dynamo.graph_break()`,
-    GB0025) and `zero_grad()` is skipped (GB0008), in a training step compiled whole; calling a
+    `torch.optim` optimizer's `step()` breaks on purpose (its `torch._dynamo.graph_break()`, GB0025)
+    and `zero_grad()` is skipped (GB0008), in a training step compiled whole; a module hook's handle
+    (`handle.remove()`), made where registering it broke, cannot be represented (GB0013); calling a
     `torch.ao.quantization` fake-quantize module or observer (`self.act_fq(x)`) inlines code
     TorchDynamo skips (GB0008).
     Calls given objects are matched to probes given objects of torch classes:
@@ -192,6 +193,22 @@ class UntraceableTorchCall(Rule):
 
             BREAKSCAN_TARGETS = {"train_step": "setup()"}  # the optimizer its calls are given
         """, entry="train_step", inputs="setup()"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Tap(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.body = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    seen = []
+                    handle = self.body.register_forward_hook(lambda m, a, out: seen.append(out))  # break (another rule)
+                    y = self.body(x)
+                    handle.remove()  # break
+                    return y + seen[0]
+        """, entry="Tap()", inputs="torch.randn(2, 4)"),
         Example("""
             import torch
             from torch import nn
