@@ -1193,6 +1193,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
     surely: dict[str, bool] = {}
     # Where each function surely runs eagerly from, and where TorchDynamo gives up on it (orders).
     eager_since: dict[str, tuple[int, int]] = {}
+    skipped_whole: set[str] = set()  # the functions TorchDynamo may give up on before their first break
 
     def surely_breaks(key: str) -> bool:
         """Whether the function breaks on every path: a break, or a call of functions that each
@@ -1252,6 +1253,13 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         result.findings = kept
         if surely_eager_from is not None:
             eager_since[key] = (surely_eager_from, min(sure_skips))
+        if eager_from == -1:
+            skipped_whole.add(key)
+    for result in results.values():
+        # A frame TorchDynamo gives up on before its first graph (a break in a loop, on some path) is
+        # marked to run eagerly from then on: compiled as a frame of its own, it never recompiles.
+        result.findings = [f for f in result.findings if not (
+            f.rule.kind == "recompile" and f.own_frame and f.function.key in skipped_whole)]
     _drop_untraced_frames(results, roots, eager_since)
 
 

@@ -276,6 +276,31 @@ class EagerLoopCarriedInput(Rule):
                         x = blk(x)  # the loop is traced whole: no block is compiled on its own
                     return x
         """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    for _ in range(2):
+                        x = self.fc(x).relu()
+                        print("pass done")  # break (another rule)
+                    return x
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+
+                def forward(self, x):
+                    for blk in self.blocks:
+                        x = blk(x)  # breaks in the block's loop: this frame runs eagerly
+                    return x  # and each block, giving up before its first graph, is never recompiled
+        """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
     )
 
     def __init__(self) -> None:
