@@ -280,27 +280,28 @@ class EagerLoopCarriedInput(Rule):
             import torch
             from torch import nn
 
-            class Block(nn.Module):
-                def __init__(self):
+            class Refine(nn.Module):
+                def __init__(self, width):
                     super().__init__()
-                    self.fc = nn.Linear(8, 8)
+                    self.mix = nn.Linear(width, width)
+                    self.rounds = 2
 
-                def forward(self, x):
-                    for _ in range(2):
-                        x = self.fc(x).relu()
-                        print("pass done")  # break (another rule)
-                    return x
+                def forward(self, h):
+                    for r in range(self.rounds):
+                        h = torch.tanh(self.mix(h))
+                        print("round", r)  # break (another rule)
+                    return h
 
-            class Stack(nn.Module):
-                def __init__(self):
+            class Cascade(nn.Module):
+                def __init__(self, width=6):
                     super().__init__()
-                    self.blocks = nn.ModuleList(Block() for _ in range(3))
+                    self.stages = nn.ModuleList([Refine(width), Refine(width)])
 
-                def forward(self, x):
-                    for blk in self.blocks:
-                        x = blk(x)  # breaks in the block's loop: this frame runs eagerly
-                    return x  # and each block, giving up before its first graph, is never recompiled
-        """, entry="Stack()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
+                def forward(self, h):
+                    for stage in self.stages:
+                        h = stage(h)  # it breaks in its loop: this frame runs eagerly, and each
+                    return h  # stage gives up before its first graph, so it never recompiles
+        """, entry="Cascade()", inputs="[torch.randn(3, 6), torch.randn(3, 6)]"),
     )
 
     def __init__(self) -> None:
