@@ -1061,12 +1061,6 @@ def _sites(result: FunctionResult) -> list[tuple[CallSite, list[str]]]:
     return [(site, callees[id(site.node), site.order]) for site in result.calls]
 
 
-def _site_breaks(site: CallSite, keys: list[str], breaks: Callable[[str], bool]) -> bool:
-    """Whether the call breaks: when it may run one of several functions, each of them must; when
-    it runs each (every layer of a container of several classes), one is enough."""
-    return (any if site.every_class else all)(map(breaks, keys))
-
-
 def _break_test(results: dict[str, FunctionResult]) -> Callable[[str], bool]:
     """Whether a function (by key) may break: a certain break of its own, or a call of one that may."""
     may_break: dict[str, bool] = {}
@@ -1209,7 +1203,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
             result = results.get(key)
             surely[key] = result is not None and (
                 any(_unconditional_break(f) for f in result.findings)
-                or any(not s.arms and _site_breaks(s, keys, surely_breaks) for s, keys in _sites(result)))
+                or any(not s.arms and all(map(surely_breaks, keys)) for s, keys in _sites(result)))
         return surely[key]
 
     for key, result in results.items():
@@ -1221,7 +1215,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
         certain = [f for f in result.findings if f.rule.kind == "break" and f.severity == "error" and not f.only_if_eager]
         sites = _sites(result)
-        breaking_calls = [s for s, keys in sites if _site_breaks(s, keys, breaks)]
+        breaking_calls = [s for s, keys in sites if all(map(breaks, keys))]
         # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
         skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
                  + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
@@ -1236,7 +1230,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         # The same, from the give-ups that happen on every path through the function.
         sure_skips = ([f.order for f in certain if (f.in_loop or f.in_try) and _unconditional_break(f)]
                       + [s.order for s, keys in sites if (s.in_loop or s.in_try) and not s.arms
-                         and _site_breaks(s, keys, surely_breaks)] + [order for order, arms in result.frame_skips if not arms])
+                         and all(map(surely_breaks, keys))] + [order for order, arms in result.frame_skips if not arms])
         surely_eager_from = None
         if sure_skips:
             surely_eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]

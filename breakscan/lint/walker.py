@@ -108,9 +108,6 @@ class CallSite:
     # A method called on the caller's own object (`self.normalize(x)`): the attributes the caller
     # has set on it so far (`self.scale = x.abs().max()`), by name: the method reads them so.
     receiver_state: tuple[tuple[str, v.Value], ...] = ()
-    # A call of each element of a container of layers of several classes (`for layer in
-    # self.layers: x = layer(x)`): every class's function runs, not one of them.
-    every_class: bool = False
 
 
 # The `if` arms a construct is in: (id of the test, which way it went), outermost first.
@@ -304,11 +301,6 @@ class RegionContext:
         """Every scanned function the call may run (a method of each class the object may be);
         with `constructors`, also the `__init__` that building an object of a scanned class runs."""
         return self._walker.callees(call, constructors=constructors)
-
-    def calls_every_class(self, call: cst.Call) -> bool:
-        """Whether the call runs each element of a container of layers of several classes, in a
-        loop over it (`for layer in self.layers: x = layer(x)`), in an order the analysis does not know."""
-        return isinstance(call.func, cst.Name) and call.func.value in self._walker._every_class
 
     def runs_disabled(self, operand: cst.BaseExpression, names: tuple[str, ...]) -> bool:
         """An operation on an object of a scanned class runs a `torch.compiler.disable`d method of
@@ -550,7 +542,6 @@ class RegionWalker(cst.CSTVisitor):
         self._expand = project.expander(function.module)
         self.loop_depth = 0
         self.try_depth = 0
-        self._every_class: set[str] = set()  # loop names going through layers of several classes
         self._yielded: v.Value | None = None  # what the function's `yield`s give, if it has any
         self._holds_data = False  # whether a value the data decides (values.DATA_SIZED) has been seen
         self._silent = False  # in a pass that only brings a loop's values to a fixed point
@@ -1979,27 +1970,15 @@ class RegionWalker(cst.CSTVisitor):
     def _visit_for(self, node: cst.For) -> bool:
         self.walk(node.iter)
         self._implicit_call(node.iter, ("__iter__",), [])  # `for layer in self.layers:` on a scanned container class
-        each = {node.target.value} if isinstance(node.target, cst.Name) and self._of_several_classes(node.iter) else set()
 
         def iteration() -> None:
             self._bind_for(node.target, node.iter)
             self.walk(node.body)
 
-        self._every_class |= each
         self._walk_loop(iteration)
-        self._every_class -= each
         if node.orelse is not None:
             self.walk(node.orelse)
         return False
-
-    def _of_several_classes(self, iterable: cst.BaseExpression) -> bool:
-        """A torch container of layers built from several scanned classes (`nn.ModuleList([ActNorm(d),
-        Coupling(d)])`): a loop over it runs each of them."""
-        held = self.value(iterable)
-        return (isinstance(held, v.ModuleValue)
-                and any(name.rpartition(".")[2] in ("ModuleList", "Sequential") for name in held.classes
-                        if name.startswith("torch."))
-                and len({name for name in held.classes if not name.startswith("torch.")}) > 1)
 
     def _walk_loop(self, iteration: Callable[[], None]) -> None:
         """A loop's body with the values its names hold on any iteration: silent passes (no rule
@@ -2318,11 +2297,10 @@ class RegionWalker(cst.CSTVisitor):
         order = next(self.events)
         receiver = self._own_receiver(func.value) if isinstance(func, cst.Attribute) else None
         state = self._receiver_state(func.value) if isinstance(func, cst.Attribute) else ()
-        every_class = self.context.calls_every_class(node)
         for callee in callees:
             self.result.calls.append(CallSite(callee, arguments, keywords, node, in_loop=self.loop_depth > 0,
                                               in_try=self.try_depth > 0, order=order, arms=self.arms,
-                                              spreads=spreads, receiver_state=state, every_class=every_class))
+                                              spreads=spreads, receiver_state=state))
         if receiver is not None:
             self._apply_stores(receiver, callees)
 

@@ -312,8 +312,6 @@ class EagerLoopCarriedInput(Rule):
             return  # called by scanned code, its input may be an activation that requires grad already
         if _without_grad(node, ctx):
             return  # nothing computed requires grad: every pass gives the same
-        if ctx.calls_every_class(node):
-            return  # layers of several classes: which one the loop's input reaches first is not known
         carried = [argument.value for argument in node.args if isinstance(argument.value, cst.Name)
                    and ctx.is_known_tensor(argument.value) and _carried_from_input(argument.value.value, node, ctx)]
         if not carried:

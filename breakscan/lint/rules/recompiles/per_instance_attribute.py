@@ -166,39 +166,6 @@ class PerInstanceAttribute(Rule):
                         scale = 1.0
                     return self.stages(h / scale)
         """, entry="Encoder()", inputs="[torch.randn(2, 4, 16), torch.randn(2, 4, 16)]"),
-        Example("""
-            import torch
-            from torch import nn
-
-            class Shift(nn.Module):
-                def __init__(self, offset):
-                    super().__init__()
-                    self.offset = offset
-                    self.fc = nn.Linear(4, 4)
-
-                def forward(self, x):
-                    return self.fc(x) + self.offset  # recompile
-
-            class Report(nn.Module):
-                def forward(self, x):
-                    print("norm", x.norm())  # break (another rule)
-                    return x
-
-            class Chain(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.inp = nn.Linear(4, 4)
-                    layers = []
-                    for i in range(2):
-                        layers += [Shift(i), Report()]
-                    self.layers = nn.ModuleList(layers)
-
-                def forward(self, x):
-                    x = self.inp(x)
-                    for layer in self.layers:
-                        x = layer(x)  # one of the classes breaks: the loop does, and runs eagerly
-                    return x
-        """, entry="Chain()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
     )
     valid = (
         Example("""
