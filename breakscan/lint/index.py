@@ -663,12 +663,8 @@ class _HelpersInlined(ast.NodeTransformer):
     def _returned(self, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr | None], str | None] | None:
         """The expression the called function returns, its parameters with their defaults, and the
         name of its `**kwargs`, which the expression only spreads into calls (`f(**kw)`)."""
-        function = self.index.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
-        if function is None or function.node.decorators or any(isinstance(a, ast.Starred) for a in call.args):
-            return None
-        try:
-            defined = ast.parse(_source(function.node)).body[0]
-        except SyntaxError:
+        defined = _function_ast(call.func.id if isinstance(call.func, ast.Name) else None, self.index)
+        if defined is None or defined.decorator_list or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         body = defined.body[1:] if ast.get_docstring(defined) is not None else defined.body
         arguments = defined.args
@@ -847,14 +843,8 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
     statements rewritten as the expressions a lambda holds (a store as `setattr(...)`)."""
     if isinstance(item, ast.Lambda):
         return item
-    function = index.functions.get(item.id) if isinstance(item, ast.Name) else None
-    if function is None:
-        return None
-    try:
-        defined = ast.parse(_source(function.node)).body[0]
-    except SyntaxError:
-        return None
-    if not isinstance(defined, ast.FunctionDef) or not defined.args.args or (
+    defined = _function_ast(item.id if isinstance(item, ast.Name) else None, index)
+    if defined is None or not defined.args.args or (
             len(defined.args.args) - len(defined.args.defaults) > 1):
         return None  # a step is given the object alone (`def prune_round(model, amount=0.3)`)
     done: list[ast.expr] = []
@@ -873,16 +863,22 @@ def _as_step(item: ast.expr, index: ModuleIndex) -> ast.Lambda | None:
     return ast.Lambda(given, ast.Tuple(done, ast.Load()))
 
 
+def _function_ast(name: str | None, index: ModuleIndex) -> ast.FunctionDef | None:
+    """A function of the module, by name, as Python's `ast` reads it (declared calls are read so)."""
+    function = index.functions.get(name) if name is not None else None
+    try:
+        defined = ast.parse(_source(function.node)).body[0] if function is not None else None
+    except SyntaxError:
+        return None
+    return defined if isinstance(defined, ast.FunctionDef) else None
+
+
 def _stores_on_modules(item: ast.expr, index: ModuleIndex) -> list[tuple[str, str]]:
     """What a step function of the module sets on each module the object holds, in a loop over
     them (`for m in model.modules(): if isinstance(m, Quantizer): m.calibrating = False`): the
     qualified class it tests for ("*" for every module), with the attribute."""
-    function = index.functions.get(item.id) if isinstance(item, ast.Name) else None
-    try:
-        defined = ast.parse(_source(function.node)).body[0] if function is not None else None
-    except SyntaxError:
-        return []
-    if not isinstance(defined, ast.FunctionDef) or not defined.args.args:
+    defined = _function_ast(item.id if isinstance(item, ast.Name) else None, index)
+    if defined is None or not defined.args.args:
         return []
     given = defined.args.args[0].arg
     found = []
@@ -1042,7 +1038,12 @@ def _declared_instance(arguments: list[ast.expr], index: ModuleIndex) -> ModuleV
     if qualified is None or not names_a_class(qualified):
         return None
     own = qualified.removeprefix(f"{index.name}.")
-    return ModuleValue(frozenset({qualified})) if own in index.classes or qualified.startswith("torch.") else None
+    if own in index.classes:
+        return ModuleValue(frozenset({qualified}))
+    # torch's tensor types build tensors (`torch.FloatTensor(2, 3)`, `nn.Parameter(...)`), and a
+    # `torch.Size` is a shape: none of them is an object whose methods the catalogue probes.
+    tensor_like = qualified.endswith(("Tensor", "Parameter", "Buffer")) or qualified == "torch.Size"
+    return ModuleValue(frozenset({qualified})) if qualified.startswith("torch.") and not tensor_like else None
 
 
 def _declared_object(arguments: list[ast.expr], index: ModuleIndex) -> ModuleValue | None:

@@ -1335,3 +1335,23 @@ def test_a_break_in_a_loop_of_one_if_arm_does_not_hide_the_breaks_of_the_other_a
             return data
     """))
     assert [(f.line, f.rule) for f in outcome.findings] == [(8, "BS103"), (12, "BS103")]
+
+
+def test_declared_calls_build_torch_objects_and_tensors_of_torchs_classes(tmp_path):
+    """What `BREAKSCAN_TARGETS` builds of torch's classes: an optimizer is an object whose methods
+    the catalogue probes; a legacy tensor type (`torch.FloatTensor(2, 3)`) still makes a tensor."""
+    outcome = lint_source(tmp_path, src("""
+        import torch
+
+        def step(optimizer, x):
+            optimizer.zero_grad()
+            return x.sum().item()
+
+        def setup():
+            weight = torch.nn.Parameter(torch.zeros(3))
+            return torch.optim.Adagrad([weight], lr=0.1), torch.FloatTensor(2, 3)
+
+        BREAKSCAN_TARGETS = {"step": "setup()"}
+    """))
+    assert sorted((f.line, f.rule, f.severity) for f in outcome.findings) == [
+        (4, "BS507", "error"), (5, "BS101", "error")]
