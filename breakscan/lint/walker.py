@@ -1070,12 +1070,12 @@ class RegionWalker(cst.CSTVisitor):
         return None
 
     def _built_in_init(self, info: ClassInfo, attr: str, built: frozenset[str]) -> v.ModuleValue | None:
-        """`self.prior = GaussianState(torch.zeros(1, d), self.P0)` in `__init__`: a plain object of
-        a scanned class, with what building it gave its attributes (tensors here: a deep copy of it
-        breaks)."""
+        """`self.prior = GaussianState(torch.zeros(1, d), self.P0)` in `__init__`: a plain object or
+        a record of a scanned class, with what building it gave its attributes (tensors here: a deep
+        copy of it breaks, a loop over its field iterates a tensor)."""
         init = info.methods.get("__init__")
         made = self.project.find_class(next(iter(built))) if init is not None and len(built) == 1 else None
-        if made is None or made.record or self.project.is_module_class(made):
+        if made is None or self.project.is_module_class(made):
             return None
         call = self.project.memoised(_constructions_stored, init.node).get(attr)
         if call is None or info.module.qualify(dotted_name(call.func)) not in built:
@@ -1609,21 +1609,37 @@ class RegionWalker(cst.CSTVisitor):
         return value if isinstance(value, v.ModuleValue) or value == v.UNKNOWN else v.OTHER
 
     def _bind_for(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        if isinstance(iterable, cst.Call) and self.qualname(iterable.func) in ("builtins.enumerate", "builtins.zip"):
-            inner = [a.value for a in iterable.args]
-            if isinstance(target, cst.Tuple):
-                elements = [e.value for e in target.elements]
-                if self.qualname(iterable.func) == "builtins.enumerate" and len(elements) == 2 and inner:
-                    self.bind(elements[0], v.INT)
-                    self.bind(elements[1], self._element_of(self.value(inner[0])))
-                    return
-                for element, source in zip(elements, inner):
-                    self.bind(element, self._element_of(self.value(source)))
-                return
+        if self._bind_element(target, iterable):
+            return
         self.bind(target, self._iterated(iterable))
         if self._variadic and isinstance(iterable, cst.Name) and iterable.value == self._variadic[0] and (
                 isinstance(target, cst.Name)):
             self._parameter_positions[target.value] = self._variadic[1]
+
+    def _bind_element(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+        """`for i, (a, b) in enumerate(zip(xs, ys))`: each name bound to an element of the sequence
+        it comes from, however `enumerate` and `zip` nest; False when the iterable is neither."""
+        called = self.qualname(iterable.func) if isinstance(iterable, cst.Call) else None
+        if not isinstance(iterable, cst.Call) or called not in ("builtins.enumerate", "builtins.zip") or not (
+                isinstance(target, (cst.Tuple, cst.List))):
+            return False
+        inner = [a.value for a in iterable.args if a.keyword is None]  # not `start=`, `strict=`
+        elements = [e.value for e in target.elements if not isinstance(e, cst.StarredElement)]
+        if len(elements) != len(target.elements) or any(a.star for a in iterable.args):
+            return False
+        if called == "builtins.enumerate":
+            if len(elements) != 2 or not inner:
+                return False
+            self.bind(elements[0], v.INT)
+            pairs = [(elements[1], inner[0])]
+        elif len(elements) != len(inner):
+            return False
+        else:
+            pairs = list(zip(elements, inner))
+        for element, source in pairs:
+            if not self._bind_element(element, source):
+                self.bind(element, self._element_of(self.value(source)))
+        return True
 
     # -- traversal -------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:

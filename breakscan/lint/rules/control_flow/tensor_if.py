@@ -293,6 +293,28 @@ class TensorIf(Rule):
                     return y
         """, entry="Model()", inputs="torch.randn(2, 8)"),
         Example("""
+            import collections
+
+            import torch
+            from torch import nn
+
+            Tableau = collections.namedtuple("Tableau", "alpha, beta")
+
+            def rk_step(y, tableau):
+                for i, (alpha_i, beta_i) in enumerate(zip(tableau.alpha, tableau.beta)):
+                    if alpha_i == 1.0:  # break
+                        y = y + beta_i * i
+                return y
+
+            class Solver(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.tableau = Tableau(alpha=torch.tensor([0.5, 1.0]), beta=torch.tensor([0.25, 0.75]))
+
+                def forward(self, y):
+                    return rk_step(y, tableau=self.tableau)
+        """, entry="Solver()", inputs="torch.randn(4)"),
+        Example("""
             import torch
             from torch import nn
 
