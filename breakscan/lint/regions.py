@@ -1084,20 +1084,26 @@ def _resumed_frames_recompile(results: dict[str, FunctionResult]) -> None:
     those inputs again where it reads them (or holds them on its stack), so each such frame
     recompiles too. A helper it passes them to at a breaking call is a frame of its own as well:
     it recompiles at its `def` when it reads them before its first break, and where it resumes.
-    A function whose break is in a loop or a `try` is not resumed: it runs eagerly."""
+    So does the function itself: its first frame guards only the inputs it reads (a function that
+    breaks before it reads them recompiles where it resumes, not at its `def`). A function whose
+    break is in a loop or a `try` is not resumed: it runs eagerly."""
     breaks = _break_test(results)
     for result in list(results.values()):
         for finding in [f for f in result.findings if f.differing_inputs]:
-            _report_resumed(finding, finding.function, set(finding.differing_inputs), results, breaks, result,
-                            seen=set(), at_start=False)
+            read_first = _report_resumed(finding, finding.function, set(finding.differing_inputs), results, breaks,
+                                         result, seen=set(), at_start=False)
+            if read_first is False:
+                result.findings.remove(finding)
 
 
 def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str],
                     results: dict[str, FunctionResult], breaks: Callable[[str], bool], into: FunctionResult,
-                    seen: set[str], at_start: bool) -> None:
+                    seen: set[str], at_start: bool) -> bool | None:
+    """Report the frames `function` resumes in that guard `inputs`; whether it reads them before
+    its first break (None when that is not known: no break it resumes after)."""
     own = results.get(function.key)
     if own is None or function.key in seen or len(seen) > _RESUMED_DEPTH:
-        return
+        return None
     seen.add(function.key)
     points = sorted([(f.order, f.node, f.in_loop or f.in_try, None) for f in own.findings
                      if f.rule.kind == "break" and _unconditional_break(f) and not f.arms]
@@ -1105,14 +1111,14 @@ def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str
                        if breaks(s.callee.key) and not s.arms and isinstance(s.node, cst.Call)],
                     key=lambda point: point[0])
     if not points or any(skips for _, _, skips, _ in points):
-        return
+        return None
     body = function.node.body
     order = {id(node): i for i, node in enumerate(find_nodes(body, (cst.CSTNode,), prune=(cst.FunctionDef, cst.Lambda)))}
     spans = {id(node): (order[id(node)], order[id(node)] + len(find_nodes(node, (cst.CSTNode,))))
              for _, node, _, _ in points if id(node) in order}
     points = [point for point in points if id(point[1]) in spans]
     if not points:
-        return
+        return None
     reads = _derived_reads(body, inputs, order)
     parents = parent_map(body)
 
@@ -1122,7 +1128,8 @@ def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str
     message = ("resumed here after the break, this function is a frame of its own again: it is given "
                "the input that requires grad on one call and not on another, and guards it where it reads "
                "it, so it compiles again")
-    if at_start and read_between(0, spans[id(points[0][1])][0]):
+    read_first = read_between(0, spans[id(points[0][1])][0])
+    if at_start and read_first:
         start = function.node.decorators[0] if function.node.decorators else function.node
         into.findings.append(dataclasses.replace(finding, node=start, function=function, message=message,
                                                  differing_inputs=()))
@@ -1139,6 +1146,7 @@ def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str
             passed = _parameters_given(site, node, reads, order)
             if passed:
                 _report_resumed(finding, site.callee, passed, results, breaks, into, seen, at_start=True)
+    return read_first
 
 
 _RESUMED_DEPTH = 4  # helpers deep, along one chain
