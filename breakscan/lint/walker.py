@@ -417,18 +417,20 @@ class RegionContext:
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None, *,
                   only_if_eager: bool = False, surely_eager: bool = False,
-                  differing_inputs: tuple[str, ...] = (), if_callees_break: tuple[FunctionInfo, ...] = ()) -> None:
+                  differing_inputs: tuple[str, ...] = (), if_callees_break: tuple[FunctionInfo, ...] = (),
+                  severity: Severity | None = None) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
         when this code builds the object): the finding is placed there, with this chain. That
         function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
         cannot resume from: the construct breaks there either way. `only_if_eager`: it breaks only
         then (see `report`); `surely_eager`: only when a break on every path makes it run eagerly.
         `differing_inputs`: for a recompile of `function` as a frame of its own, the parameters
-        whose guards fail (the frames it resumes in after a break recompile too). `if_callees_break`:
-        as in `report`."""
+        whose guards fail (the frames it resumes in after a break recompile too). `if_callees_break`
+        and `severity`: as in `report`."""
         walker = self._walker
         walker.result.findings.append(
-            RawFinding(rule, node, function, message or rule.message, rule.severity, None, order=next(walker.events),
+            RawFinding(rule, node, function, message or rule.message, severity or rule.severity, None,
+                       order=next(walker.events),
                        own_frame=True, only_if_eager=only_if_eager or surely_eager, surely_eager=surely_eager,
                        differing_inputs=differing_inputs, if_callees_break=tuple(f.key for f in if_callees_break)))
 

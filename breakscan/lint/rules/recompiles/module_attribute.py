@@ -1,11 +1,13 @@
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.index import FunctionInfo
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.built import built_truth
 from breakscan.lint.semantics.state import held_attribute, persistent_attribute
 from breakscan.lint.semantics.steps import lineages_at, step_methods
 from breakscan.lint.traverse import find_nodes, parent_map, subtree_ids
+from breakscan.model import Severity
 
 
 class ModuleAttributeUpdated(Rule):
@@ -272,6 +274,25 @@ class ModuleAttributeUpdated(Rule):
                         self.head = nn.Linear(x.shape[-1], 2)  # break (another rule)
                     return self.head(x)
         """, entry="LazyHead()", inputs="[torch.ones(3, 4), torch.ones(3, 4), torch.ones(3, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class AnnealedLoss(nn.Module):
+                def __init__(self, warmup=100):
+                    super().__init__()
+                    self.proj = nn.Linear(4, 4)
+                    self.warmup = warmup
+                    self.global_step = 0
+
+                def kl_weight(self):
+                    return min(1.0, self.global_step / self.warmup)  # recompile
+
+                def forward(self, x):
+                    beta = self.kl_weight()
+                    self.global_step += 1
+                    return self.proj(x).pow(2).mean() * beta
+        """, entry="AnnealedLoss()", inputs="[torch.ones(2, 4), torch.ones(2, 4), torch.ones(2, 4)]"),
         Example("""
             import torch
 
@@ -718,6 +739,10 @@ class ModuleAttributeUpdated(Rule):
         self.kinds: dict[str, v.Value] = {}  # attribute name -> its kind at the first read
         self.stored: set[str] = set()  # attributes this function has stored so far
         self.set_by_calls: set[str] = set()  # attributes a method it called stored, before any read
+        # attribute name -> the method of the module this function called that read it first
+        # (`beta = self.kl_weight()`, which reads `self.global_step`): TorchDynamo inlines it and
+        # guards there
+        self.read_in: dict[str, FunctionInfo] = {}
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.stores.add(id(node.attr))  # the name after the dot is no local
@@ -741,7 +766,18 @@ class ModuleAttributeUpdated(Rule):
         callee = ctx.callee(node)
         if callee is None or callee.class_name is None:
             return
-        for stored_name, store in ctx.memoised(_assigned_attributes, callee.node).items():
+        stores = ctx.memoised(_assigned_attributes, callee.node)
+        if prefix == "":
+            # Only what the method reads and leaves: one it stores too is its own walk's to report.
+            for attribute, read in ctx.memoised(_read_attributes, callee.node):
+                kind = ctx.built_kind(attribute)
+                if attribute in stores or attribute in self.first_reads or attribute in self.set_by_calls or (
+                        attribute in self.stored) or (
+                        kind is None or not (kind in _SPECIALISED or kind == v.STR) or not _guarded(attribute, kind, ctx)):
+                    continue
+                self.read_in[attribute] = callee
+                self._first_read(attribute, read, kind, ctx)
+        for stored_name, store in stores.items():
             attribute = prefix + stored_name
             if attribute not in self.first_reads:
                 self.set_by_calls.add(attribute)  # what later reads find is not known here
@@ -849,7 +885,7 @@ class ModuleAttributeUpdated(Rule):
             # (`len(self._modules)`: a guard with no line of its own)
             at = _item_use(node, ctx) if numbers else ctx.function_start if (
                 isinstance(kind, v.ModuleValue) and ctx.is_root and "." not in name) else node
-            ctx.report(self, at,
+            self._report_read(ctx, name, at,
                        f"`{items_step}`, a step BREAKSCAN_TARGETS declares between calls, changes what this list, "
                        "dict or set attribute of the module holds: TorchDynamo guards on its contents where it uses "
                        "them, so the call after the step recompiles", severity="warning")
@@ -857,9 +893,19 @@ class ModuleAttributeUpdated(Rule):
             self.reported.add(name)
             owner = f"`self.{name.rpartition('.')[0]}`" if "." in name else "the module"
             shown = "None" if kind == v.NONE else kind
-            ctx.report(self, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {shown} "
+            self._report_read(ctx, name, node, f"`{step}`, a step BREAKSCAN_TARGETS declares between calls, sets this {shown} "
                                    f"attribute of {owner}: TorchDynamo guards on its value here, so the call after "
                                    "the step recompiles", severity="warning")
+
+    def _report_read(self, ctx, name: str, node: cst.CSTNode, message: str, *, severity: Severity | None = None,
+                     guard: cst.BaseExpression | None = None) -> None:
+        """Report at the attribute's first read: in this function, or in the method of the module
+        it called that read it (a guard there makes the finding a warning)."""
+        method = self.read_in.get(name)
+        if method is None:
+            ctx.report(self, node, message, severity=severity, guard=guard)
+        else:
+            ctx.report_in(self, method, node, message, severity="warning" if guard is not None else severity)
 
     def _written(self, name: str | None, store: cst.CSTNode, ctx, *, from_itself: bool,
                  value: cst.BaseExpression | None = None) -> None:
@@ -886,7 +932,7 @@ class ModuleAttributeUpdated(Rule):
         data_test = next((branch.test for branch in ctx.conditions if branch.test is not None and (
             ctx.is_bool_tested_tensor(_negated(branch.test)))), None)
         if data_test is not None and kind == v.INT and from_itself:
-            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
+            self._report_read(ctx, name, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
                                    "TorchDynamo specialises module int attributes, so each call that takes this "
                                    "branch recompiles", guard=data_test)
             return
@@ -898,28 +944,28 @@ class ModuleAttributeUpdated(Rule):
                                                  f"guards where `{name}` is found as this function starts (`KeyError "
                                                  "on self.…`), so the next call recompiles once", severity="warning")
         elif kind == v.NONE:
-            ctx.report(self, read, f"an attribute of {owner} that is None until the compiled code sets it is "
+            self._report_read(ctx, name, read, f"an attribute of {owner} that is None until the compiled code sets it is "
                                    "read here and set later: TorchDynamo guards that it is None, so the next call, "
                                    "which finds it set, recompiles once", severity="warning")
         elif not from_itself and kind in (v.INT, v.FLOAT):
             # `self.cached_len = seq_len`: the guard fails only when the value stored differs
             # from the one read; for a length the same from call to call, once.
-            ctx.report(self, read, f"a {kind.name} attribute of {owner} is read here and set later in compiled "
+            self._report_read(ctx, name, read, f"a {kind.name} attribute of {owner} is read here and set later in compiled "
                                    "code: TorchDynamo guards on its value, so a call recompiles whenever the value "
                                    "stored differs from the one read (once, for a value the same from call to "
                                    "call)", severity="warning")
         elif kind == v.INT and ctx.dynamo.enabled("allow_unspec_int_on_nn_module"):
-            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled "
+            self._report_read(ctx, name, read, f"an int attribute of {owner} is read here and updated later in compiled "
                                    "code: the next call recompiles once, then `allow_unspec_int_on_nn_module` "
                                    "makes it dynamic", severity="warning")
         elif kind == v.INT:
-            ctx.report(self, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
+            self._report_read(ctx, name, read, f"an int attribute of {owner} is read here and updated later in compiled code: "
                                    "TorchDynamo specialises module int attributes, so every call recompiles (until "
                                    f"the recompile limit, {ctx.dynamo.number('recompile_limit')}, then the function "
                                    "runs eagerly)")
         else:
             what = "a float (made dynamic after its first recompile)" if kind == v.FLOAT else "a bool (two values)"
-            ctx.report(self, read, f"a {kind.name} attribute of {owner} is read here and updated later in "
+            self._report_read(ctx, name, read, f"a {kind.name} attribute of {owner} is read here and updated later in "
                                    f"compiled code: TorchDynamo guards on its value, so the next call recompiles "
                                    f"once; it is {what}", severity="warning")
 
@@ -1135,6 +1181,21 @@ def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
                     store = "set"  # set both ways: what it is after the call is not known here
                 stored[target.attr.value] = store if known is None or rank[store] >= rank[known] else known
     return stored
+
+
+def _read_attributes(function: cst.FunctionDef) -> list[tuple[str, cst.Attribute]]:
+    """The attributes of `self` a method reads (`self.step += 1` reads it too), each with its first
+    read, in the order the method reads them."""
+    stored = {id(t.target) for node in find_nodes(function.body, (cst.Assign,), prune=(cst.FunctionDef, cst.Lambda))
+              if isinstance(node, cst.Assign) for t in node.targets}
+    called = {id(call.func) for call in find_nodes(function.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda))
+              if isinstance(call, cst.Call)}
+    first: dict[str, cst.Attribute] = {}
+    for node in find_nodes(function.body, (cst.Attribute,), prune=(cst.FunctionDef, cst.Lambda)):
+        if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+                and id(node) not in stored and id(node) not in called):
+            first.setdefault(node.attr.value, node)
+    return list(first.items())
 
 
 def _assigned_held_attributes(function: cst.FunctionDef) -> set[tuple[tuple[str, ...], str]]:
