@@ -339,6 +339,34 @@ class ModuleAttributeUpdated(Rule):
             import torch
             from torch import nn
 
+            class Attention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.score = nn.Linear(4, 4)
+                    self.temperature = 1.0
+
+                def forward(self, x):
+                    return torch.softmax(self.score(x) / self.temperature, dim=-1)  # recompile
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.first = Attention()
+                    self.second = Attention()
+
+                def set_temperature(self, t):
+                    for layer in (self.first, self.second):  # each submodule, through the loop's name
+                        layer.temperature = t
+
+                def forward(self, x):
+                    return self.second(self.first(x))
+
+            BREAKSCAN_TARGETS = {"Encoder()": "[torch.ones(2, 4), lambda m: m.set_temperature(0.5), torch.ones(2, 4)]"}
+        """, entry="Encoder()", inputs="[torch.ones(2, 4), lambda m: m.set_temperature(0.5), torch.ones(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Sampler(nn.Module):
                 def __init__(self, top_k=None):
                     super().__init__()
@@ -1200,18 +1228,39 @@ def _read_attributes(function: cst.FunctionDef) -> list[tuple[str, cst.Attribute
 
 def _assigned_held_attributes(function: cst.FunctionDef) -> set[tuple[tuple[str, ...], str]]:
     """The attributes of objects `self` holds that a method stores, each with the path to its
-    object: `(("processor",), "temperature")` for `self.processor.temperature = value`."""
+    object: `(("processor",), "temperature")` for `self.processor.temperature = value`, and for
+    each object a name stands for (`for layer in (self.gat1, self.gat2): layer.temperature = t`,
+    `head = self.head`)."""
+    aliases: dict[str, list[tuple[str, ...]]] = {}
+    for node in find_nodes(function.body, (cst.For, cst.Assign), prune=(cst.FunctionDef, cst.Lambda)):
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, (cst.Tuple, cst.List)):
+            paths = [_held_path(element.value) for element in node.iter.elements]
+            if paths and None not in paths:
+                aliases[node.target.value] = [path for path in paths if path is not None]
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            path = _held_path(node.value)
+            if path is not None:
+                aliases[node.targets[0].target.value] = [path]
     stored: set[tuple[tuple[str, ...], str]] = set()
     for node in find_nodes(function.body, (cst.Assign, cst.AugAssign), prune=(cst.FunctionDef, cst.Lambda)):
         for target in [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]:
-            path: list[str] = []
-            owner = target.value if isinstance(target, cst.Attribute) else None
-            while isinstance(owner, cst.Attribute):
-                path.insert(0, owner.attr.value)
-                owner = owner.value
-            if path and isinstance(owner, cst.Name) and owner.value == "self":
-                stored.add((tuple(path), target.attr.value))
+            if not isinstance(target, cst.Attribute):
+                continue
+            path = _held_path(target.value)
+            if path is not None:
+                stored.add((path, target.attr.value))
+            elif isinstance(target.value, cst.Name):
+                stored.update((held, target.attr.value) for held in aliases.get(target.value.value, ()))
     return stored
+
+
+def _held_path(node: cst.BaseExpression) -> tuple[str, ...] | None:
+    """`("processor", "cfg")` for `self.processor.cfg`: the attributes from `self` to an object it holds."""
+    path: list[str] = []
+    while isinstance(node, cst.Attribute):
+        path.insert(0, node.attr.value)
+        node = node.value
+    return tuple(path) if path and isinstance(node, cst.Name) and node.value == "self" else None
 
 
 def _reads_itself(value: cst.BaseExpression, attribute: str) -> bool:
