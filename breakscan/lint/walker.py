@@ -24,7 +24,6 @@ from breakscan.lint.names import dotted_name, import_bindings, name_pattern, nam
 from breakscan.lint.resolve import compiled_extension
 from breakscan.lint.semantics.randomness import INT_DRAWS, traced_draw
 from breakscan.lint.semantics.reads import guarding_reads
-from breakscan.lint.semantics.untraceable import OBJECT_FACTORIES
 from breakscan.lint.traverse import children, find_nodes, subtree_ids
 from breakscan.model import Fix, Severity
 
@@ -417,22 +416,21 @@ class RegionContext:
 
     def report_in(self, rule: "Rule", function: FunctionInfo, node: cst.CSTNode, message: str | None = None, *,
                   only_if_eager: bool = False, surely_eager: bool = False,
-                  differing_inputs: tuple[str, ...] = (), if_callees_break: tuple[FunctionInfo, ...] = (),
-                  severity: Severity | None = None) -> None:
+                  differing_inputs: tuple[str, ...] = (), severity: Severity | None = None) -> None:
         """Report a construct inside another function that this code runs (a class's `__init__`
         when this code builds the object): the finding is placed there, with this chain. That
         function is a frame of its own to TorchDynamo when this one runs eagerly after a break it
         cannot resume from: the construct breaks there either way. `only_if_eager`: it breaks only
         then (see `report`); `surely_eager`: only when a break on every path makes it run eagerly.
         `differing_inputs`: for a recompile of `function` as a frame of its own, the parameters
-        whose guards fail (the frames it resumes in after a break recompile too). `if_callees_break`
-        and `severity`: as in `report`."""
+        whose guards fail (the frames it resumes in after a break recompile too). `severity`: as in
+        `report`."""
         walker = self._walker
         walker.result.findings.append(
             RawFinding(rule, node, function, message or rule.message, severity or rule.severity, None,
                        order=next(walker.events),
                        own_frame=True, only_if_eager=only_if_eager or surely_eager, surely_eager=surely_eager,
-                       differing_inputs=differing_inputs, if_callees_break=tuple(f.key for f in if_callees_break)))
+                       differing_inputs=differing_inputs))
 
     # -- project lookups -------------------------------------------------------------------
     def memoised(self, compute: Callable[[N], T], node: N) -> T:
@@ -1144,8 +1142,8 @@ class RegionWalker(cst.CSTVisitor):
             builder = self.project.find_function(qualified)
             if builder is not None:
                 built.update(self.project.built_by(builder))
-            elif qualified in OBJECT_FACTORIES:
-                built.add(OBJECT_FACTORIES[qualified])  # `self.rng = np.random.default_rng(seed)`
+            elif qualified in v.OBJECT_FACTORIES:
+                built.add(v.OBJECT_FACTORIES[qualified])  # `self.rng = np.random.default_rng(seed)`
         return frozenset(built)
 
     def _instance_classes(self, value: v.Value) -> frozenset[str]:
@@ -1397,8 +1395,8 @@ class RegionWalker(cst.CSTVisitor):
             if names_a_class(called):  # `ENGINE = torch.quasirandom.SobolEngine(4)`: an object of that class
                 return v.GENERATOR if called == "torch.Generator" else v.ModuleValue(frozenset({called}))
             return v.declared_kind(called)
-        if called in OBJECT_FACTORIES:  # `_BATCHES = iter(loader)`
-            return v.ModuleValue(frozenset({OBJECT_FACTORIES[called]}))
+        if called in v.OBJECT_FACTORIES:  # `_BATCHES = iter(loader)`
+            return v.ModuleValue(frozenset({v.OBJECT_FACTORIES[called]}))
         maker = self.project.find_function(called)
         if maker is not None:  # `_STATS = running_stats()`: what the function builds
             made = self.project.built_by(maker)

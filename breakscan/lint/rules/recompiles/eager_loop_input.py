@@ -200,6 +200,33 @@ class EagerLoopCarriedInput(Rule):
                         z = z_next  # computed with the layer: requires grad from the second pass
                     return z
         """, entry="FixedPoint()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class Stepper(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def log_step(self):
+                    print("step")  # break (another rule)
+
+                def forward(self, state):  # its first graph reads no input: guards none
+                    self.log_step()  # recompile
+                    return state + 0.1 * self.fc(state)
+
+            class Rollout(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.stepper = Stepper()
+
+                def forward(self, x):
+                    state = x
+                    for _ in range(2):
+                        state = self.stepper(state)
+                    return state
+        """, entry="Rollout()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
     )
     valid = (
         Example("""
