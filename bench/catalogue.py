@@ -67,13 +67,18 @@ QUANTIZATION_MODULES = ("FakeQuantize", "FusedMovingAvgObsFakeQuantize", "MinMax
 # level): name -> (the object's class, the module-level code that builds it). The probes build them at
 # module level, where the lint sees what they are, as it does for an attribute set in `__init__`.
 # Library objects whose methods are probed: NumPy's and Python's random generators, a queue a model
-# fills for a logging or serving thread (holding items to take), a lock.
+# fills for a logging or serving thread (holding items to take), a lock, and what a model writes a
+# log to (a CSV writer, an in-memory buffer, an open file).
 LIBRARY_OBJECTS = {
     "gen": ("numpy.random.Generator", "import numpy as np\ngen = np.random.default_rng(0)"),
     "rstate": ("numpy.random.RandomState", "import numpy as np\nrstate = np.random.RandomState(0)"),
     "prng": ("random.Random", "import random\nprng = random.Random(0)"),
     "fifo": ("queue.Queue", "import queue\nfifo = queue.Queue()\nfor i in range(8):\n    fifo.put(i)"),
     "lock": ("threading.Lock", "import threading\nlock = threading.Lock()"),
+    "table": ("csv.writer", "import csv\nimport io\ntable = csv.writer(io.StringIO())"),
+    "text": ("io.StringIO", "import io\ntext = io.StringIO()"),
+    "raw": ("io.BytesIO", "import io\nraw = io.BytesIO()"),
+    "sink": ("io.TextIOWrapper", "import os\nsink = open(os.devnull, 'w')"),
 }
 # Iterators the compiled code advances (`next`, a `for` loop, a generator's `send`): `self.batches =
 # iter(loader)`, a generator kept as a coroutine.
@@ -798,7 +803,8 @@ NDARRAY_SKIPS = {"tofile": "writes a file", "dump": "writes a file", "setflags":
 
 
 # Argument forms tried for a library object's method, in order.
-LIBRARY_METHOD_FORMS = ("", "4", "0, 4", "[1, 2, 3]", "1.0", "0.0, 1.0", "2.0, 3.0", "4, 0.5", "[1.0, 2.0]")
+LIBRARY_METHOD_FORMS = ("", "4", "0, 4", "[1, 2, 3]", "1.0", "0.0, 1.0", "2.0, 3.0", "4, 0.5", "[1.0, 2.0]", "'step'",
+                        "b'step'", "[[1, 2], [3, 4]]")
 # Library object methods not probed, and why.
 LIBRARY_METHOD_SKIPS = {"setstate": "replaces the generator's state", "set_state": "replaces the generator's state",
                         "seed": "reseeds the generator", "spawn": "makes other generators",

@@ -35,6 +35,7 @@ from breakscan.lint.values import (
     INT,
     METADATA_METHODS,
     NONE,
+    OBJECT_FACTORIES,
     OTHER,
     SPARSE,
     SPARSE_FACTORIES,
@@ -2112,7 +2113,13 @@ class _SelfAttributeCollector:
             if self.in_init and self.index.qualify(dotted_name(value.func)) in NOT_MODULE_CLASSES:
                 self.info.state_attrs.add(attr)  # `self.gate = nn.Parameter(...)`
             return
-        self._record_classes(attr, value)
+        factory = self.index.qualify(dotted_name(value.func)) if isinstance(value, cst.Call) else None
+        if factory not in OBJECT_FACTORIES:
+            self._record_classes(attr, value)
+        elif names_a_class(dotted_name(value.func) or ""):
+            # `threading.Lock()`: its own class; not the classes its arguments build
+            # (`csv.writer(io.StringIO())` is a writer, not a buffer)
+            self.info.attr_classes.setdefault(attr, set()).add(factory)
         for source in _alternatives(value):
             table = source
             while isinstance(table, cst.Subscript):

@@ -831,3 +831,19 @@ DTYPE_PRESERVING = frozenset(
     }
 )
 BOOL_DTYPES = frozenset({"torch.bool", "builtins.bool"})
+
+
+# What calling a library function builds, where the catalogue probed the methods of such an object
+# built outside the compiled code: `np.random.default_rng(seed)` a NumPy `Generator`, `iter(xs)` an
+# iterator, `open(path, "w")` a file, `zip(a, b)`, the other iterator classes and the classes probed
+# so (`random.Random(0)`, `queue.Queue()`, `csv.writer(stream)`) an object of their own class.
+OBJECT_FACTORIES = {
+    "numpy.random.default_rng": "numpy.random.Generator",
+    "builtins.iter": "builtins.iterator",
+    "builtins.open": "io.TextIOWrapper",
+    **{name: name for name in ("builtins.zip", "builtins.map", "builtins.enumerate", "builtins.filter",
+                               "builtins.reversed", "itertools.cycle", "itertools.count", "itertools.chain",
+                               "itertools.islice", "itertools.repeat", "numpy.random.RandomState",
+                               "numpy.random.Generator", "random.Random", "queue.Queue", "threading.Lock",
+                               "csv.writer", "io.StringIO", "io.BytesIO")},
+}

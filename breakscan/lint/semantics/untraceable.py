@@ -145,18 +145,6 @@ def probed_break(qualified: str, given_arguments: bool | None = None,
     return ()
 
 
-# What calling a library function builds, where the catalogue probed the methods of such an object
-# built outside the compiled code: `np.random.default_rng(seed)` a NumPy `Generator`, `iter(xs)` an
-# iterator, `zip(a, b)`, the other iterator classes and the classes probed so (`random.Random(0)`,
-# `queue.Queue()`) an object of their own class.
-OBJECT_FACTORIES = {
-    "numpy.random.default_rng": "numpy.random.Generator",
-    "builtins.iter": "builtins.iterator",
-    **{name: name for name in ("builtins.zip", "builtins.map", "builtins.enumerate", "builtins.filter",
-                               "builtins.reversed", "itertools.cycle", "itertools.count", "itertools.chain",
-                               "itertools.islice", "itertools.repeat", "numpy.random.RandomState",
-                               "numpy.random.Generator", "random.Random", "queue.Queue", "threading.Lock")},
-}
 # The class of what calling a generator function gives.
 GENERATOR_CLASS = "builtins.generator"
 

@@ -44,7 +44,7 @@ class UntraceableStdlibCall(Rule):
     | a NumPy call given `dtype=object`, `str`, `bytes` or `complex` (an array of Python objects: no tensor holds one) | GB0055 |
     | `math.prod`, `math.fsum`, `statistics.mean`... given a generator expression (C code consumes it; the catalogue's `generator` probes) | GB0055, GB0134, GB8335 |
     | a NumPy array's method that a tensor does not have and `torch._numpy` does not model (`a.tobytes()`; the catalogue's `numpy.ndarray.*` probes) | GB0158 |
-    | a method of a NumPy random generator built outside the compiled code (`self.rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)` in `__init__`, then `self.rng.choice(...)`; the catalogue's `numpy.random.Generator.*` and `numpy.random.RandomState.*` probes: every one breaks), or of a `queue.Queue` or `threading.Lock` the model keeps (`self.pending.put_nowait(...)`) | GB0156, GB0142 |
+    | a method of a NumPy random generator built outside the compiled code (`self.rng = np.random.default_rng(seed)` or `np.random.RandomState(seed)` in `__init__`, then `self.rng.choice(...)`; the catalogue's `numpy.random.Generator.*` and `numpy.random.RandomState.*` probes: every one breaks), or of a `queue.Queue`, a `threading.Lock`, a `csv.writer`, an `io.StringIO`/`BytesIO` or a file from `open` the model keeps (`self.pending.put_nowait(...)`, `self.log.writerow(...)`) | GB0156, GB0142 |
 
     A SciPy call, whatever it is given: TorchDynamo does not skip SciPy, traces into its Python
     code (array-API dispatch, wrappers of compiled ufuncs) and breaks there; every SciPy call the
@@ -81,6 +81,24 @@ class UntraceableStdlibCall(Rule):
     outside: compile the per-step function and loop over `trange(steps)` around it.
     """
     invalid = (
+        Example("""
+            import csv
+            import io
+
+            import torch
+            from torch import nn
+
+            class Agent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.q = nn.Linear(4, 2)
+                    self.steps = 0
+                    self.log = csv.writer(io.StringIO())
+
+                def forward(self, obs):
+                    self.log.writerow(["step", obs.shape[0]])  # break
+                    return self.q(obs).argmax(-1)
+        """, entry="Agent()", inputs="torch.randn(3, 4)"),
         Example("""
             import json
             import torch
