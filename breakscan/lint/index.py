@@ -1000,6 +1000,13 @@ def _declared_kind(argument: ast.expr, index: ModuleIndex) -> Kind | None:
         for kind in known[1:]:
             held = join(held, kind)
         return container(sort="list", elements=held)
+    if isinstance(argument, ast.Dict) and argument.keys and all(
+            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in argument.keys):
+        values = [_declared_kind(value, index) for value in argument.values]  # `{"a": torch.ones(2)}`
+        if all(kind is not None for kind in values):
+            return container(keys=tuple((key.value, kind) for key, kind in zip(argument.keys, values)
+                                        if kind is not None), sort="dict")
+        return None
     operands = [argument.left, argument.right] if isinstance(argument, ast.BinOp) else [
         argument.left, *argument.comparators] if isinstance(argument, ast.Compare) else [
         argument.operand] if isinstance(argument, ast.UnaryOp) else []

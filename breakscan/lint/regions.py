@@ -1258,6 +1258,10 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         if isinstance(first, RawFinding) and first.order in result.untraced_resumes:
             # What follows, on its path, a break resumed in a frame that holds no tensor runs untraced.
             kept = [f for f in kept if f.own_frame or f.order <= first.order or f.arms[:len(first.arms)] != first.arms]
+        # A construct that breaks where it is traced is reported as that: what it does once the frame
+        # runs eagerly (BS207's comprehension, after the comprehension's own break) follows from it.
+        traced = {id(f.node) for f in kept if f.rule.kind == "break" and not f.only_if_eager}
+        kept = [f for f in kept if not (f.only_if_eager and id(f.node) in traced)]
         result.findings = kept
         if surely_eager_from is not None:
             eager_since[key] = (surely_eager_from, min(sure_skips))

@@ -3,6 +3,7 @@ import libcst as cst
 from breakscan.lint import catalogue
 from breakscan.lint import values as v
 from breakscan.lint.rule import Example, Rule
+from breakscan.lint.semantics.iteration import iterated_sort
 from breakscan.lint.traverse import find_nodes, subtree_ids
 
 
@@ -176,22 +177,13 @@ class EagerComprehension(Rule):
         self._check(node, ctx)
 
     def _check(self, node: cst.ListComp | cst.SetComp | cst.DictComp, ctx) -> None:
-        iterable = node.for_in.iter
-        if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-                and iterable.func.attr.value in _DICT_VIEWS and not iterable.args):
-            iterable = iterable.func.value  # `d.items()`: its iterator is the dict's kind too
-        value = ctx.value(iterable)
-        container = isinstance(value, v.ModuleValue) and bool(value.classes & v.MODULE_CONTAINERS)
-        if v.sort_of(value) not in ("list", "dict") and not container:
+        if iterated_sort(node.for_in.iter, ctx) is None:
             return
         traced, unsure = _compiled_frame(node, ctx)
         if traced:
             ctx.report(self, node, only_if_eager=True)
         elif unsure is not None:
             ctx.report(self, node, only_if_eager=True, unknown=unsure)
-
-
-_DICT_VIEWS = frozenset({"items", "keys", "values"})
 
 
 def _compiled_frame(node: cst.ListComp | cst.SetComp | cst.DictComp, ctx) -> tuple[bool, cst.Name | None]:
