@@ -61,6 +61,24 @@ class FirstReads:
         call = self.argument_of.get(id(node))
         return call is not None and ctx.callee(call) is not None
 
+    def read_by_callee(self, node: cst.BaseExpression, ctx) -> bool:
+        """Whether the function the walk inlines, which the expression is passed to, reads the
+        parameter it binds it to: the value is first used, and guarded, there."""
+        call = self.argument_of.get(id(node))
+        callee = ctx.callee(call) if call is not None else None
+        if call is None or callee is None:
+            return False
+        argument = next(a for a in call.args if a.value is node)
+        if argument.keyword is not None:
+            name = argument.keyword.value
+        else:
+            position = [a for a in call.args if a.keyword is None and not a.star].index(argument)
+            params = callee.positional_params
+            if argument.star or position >= len(params):
+                return False
+            name = params[position].name.value
+        return any(isinstance(n, cst.Name) and n.value == name for n in find_nodes(callee.node.body, (cst.Name,)))
+
     def is_label(self, node: cst.Name) -> bool:
         """`attr` in `obj.attr`, `k` in `f(k=v)`: a name that reads no variable."""
         return id(node) in self.labels

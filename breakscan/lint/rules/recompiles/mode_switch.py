@@ -88,6 +88,30 @@ class ModeSwitch(Rule):
             import torch
             from torch import nn
 
+            def sample_depths(n_rays, n_samples, perturb: bool):
+                z = torch.linspace(0.0, 1.0, n_samples).expand(n_rays, n_samples)
+                if perturb:  # recompile
+                    z = z + torch.rand_like(z) / n_samples
+                return z
+
+            class Renderer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.field = nn.Linear(1, 2)
+
+                def forward(self, rays):
+                    z = sample_depths(rays.shape[0], 4, perturb=self.training)
+                    raw = self.field(z[..., None])
+                    if self.training:  # guarded already, where the helper used it
+                        raw = raw + torch.randn_like(raw)
+                    return raw.sum(1)
+
+            BREAKSCAN_TARGETS = {"Renderer()": "[torch.randn(3, 3), lambda m: m.eval(), torch.randn(3, 3)]"}
+        """, entry="Renderer()", inputs="[torch.randn(3, 3), lambda m: m.eval(), torch.randn(3, 3)]"),
+        Example("""
+            import torch
+            from torch import nn
+
             class Stack(nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -196,9 +220,13 @@ class ModeSwitch(Rule):
 
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
-        # Passed on to a function it inlines (`drop_path(x, p, self.training)`), the mode is read there.
-        if node.attr.value == "training" and ctx.value(node.value) == v.SELF and not self.reads.passed_on(node, ctx):
-            self._report(node, ctx, "`self.training` is read")
+        # Passed on to a function it inlines (`drop_path(x, p, self.training)`), the mode is read there,
+        # which reports it: later reads here find it guarded already.
+        if node.attr.value == "training" and ctx.value(node.value) == v.SELF:
+            if not self.reads.passed_on(node, ctx):
+                self._report(node, ctx, "`self.training` is read")
+            elif self.reads.read_by_callee(node, ctx):
+                self.reported = True
 
     def on_Name(self, node: cst.Name, ctx) -> None:
         if ctx.is_called and v.is_mode(ctx.local_value(node.value)) and self.reads.first_read(node, ctx) and (
