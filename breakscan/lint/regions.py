@@ -1016,10 +1016,12 @@ def _conditional(finding: RawFinding) -> bool:
     return bool(finding.if_callees_break or finding.if_breaks_within)
 
 
-def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callable[[str], bool]) -> bool:
+def _condition_holds(finding: RawFinding, result: FunctionResult, breaks: Callable[[str], bool],
+                     surely_breaks: Callable[[str], bool]) -> bool:
     """Whether what a conditional finding rests on breaks (see `_drop_findings_after_loop_breaks`);
     one resting on warnings alone becomes a warning."""
-    if finding.if_callees_break and not any(map(breaks, finding.if_callees_break)):
+    if finding.if_callees_break and not any(map(surely_breaks if finding.callees_surely else breaks,
+                                                finding.if_callees_break)):
         return False
     if finding.unless_callees_break and all(map(breaks, finding.unless_callees_break)):
         return False  # an object built by one of several classes: only when each `__init__` breaks
@@ -1220,7 +1222,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
             # context manager and runs the frame using it eagerly (probed), so its exit never breaks.
             result.findings = []
             continue
-        result.findings = [f for f in result.findings if _condition_holds(f, result, breaks)]
+        result.findings = [f for f in result.findings if _condition_holds(f, result, breaks, surely_breaks)]
         certain = [f for f in result.findings if f.rule.kind == "break" and f.severity == "error" and not f.only_if_eager]
         sites = _sites(result)
         breaking_calls = [s for s, keys in sites if all(map(breaks, keys))]

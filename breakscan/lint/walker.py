@@ -63,6 +63,9 @@ class RawFinding:
     surely_eager: bool = False
     # It breaks only when one of these functions (by key) breaks; kept or dropped by the region pass.
     if_callees_break: tuple[str, ...] = ()
+    # With `if_callees_break`: only when one of them breaks on every path through it (one that
+    # breaks in a branch may not, on the path the call takes).
+    callees_surely: bool = False
     # It breaks only when none of these functions (by key) breaks first; dropped by the region pass
     # when one does (an object whose `__init__` breaks is built before the frame it is used in).
     unless_callees_break: tuple[str, ...] = ()
@@ -326,6 +329,7 @@ class RegionContext:
     def report(self, rule: "Rule", node: cst.CSTNode, message: str | None = None, *, fix: Fix | None = None,
                severity: Severity | None = None, unknown: cst.BaseExpression | None = None,
                only_if_eager: bool = False, if_callees_break: tuple[FunctionInfo, ...] = (),
+               callees_surely: bool = False,
                unless_callees_break: tuple[FunctionInfo, ...] = (), if_breaks_within: tuple[cst.CSTNode, ...] = (),
                start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
                guard: cst.BaseExpression | None = None, skips_frame: bool = False) -> None:
@@ -335,7 +339,8 @@ class RegionContext:
         where the function runs eagerly after a break TorchDynamo cannot resume from (the region
         pass keeps it there and drops it elsewhere). `if_callees_break`: the construct breaks only
         when one of these functions breaks (the region pass keeps it then, and drops it else);
-        `unless_callees_break`: it breaks only when none of these does.
+        `callees_surely`: only when one breaks on every path through it; `unless_callees_break`:
+        it breaks only when none of these does.
         `if_breaks_within`: the construct breaks only when something under these nodes breaks
         (the region pass keeps it then, a warning when what breaks there is one).
         `start_at`: the node whose start the finding's span starts at, when TorchDynamo reports the
@@ -370,6 +375,7 @@ class RegionContext:
                        order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
+                       callees_surely=callees_surely,
                        unless_callees_break=tuple(f.key for f in unless_callees_break),
                        if_breaks_within=if_breaks_within, arms=walker.arms,
                        start=start_at, end=end_at if end_at is not node else None)
@@ -549,6 +555,9 @@ class RegionWalker(cst.CSTVisitor):
         # The branches around the node being visited, innermost last. Branches a compile-time guard
         # settles are not conditional.
         self.conditions: list[Branch] = []
+        # `and`/`or` right operands around the node being visited, as arms: (id of the left operand,
+        # the value it has where the right one runs)
+        self.operand_arms: list[tuple[int, bool]] = []
         self.events = itertools.count()
         # The class that defines the function (for `super()`), and the class of `self`: a subclass
         # when an inherited method runs on one of its instances.
@@ -1836,12 +1845,15 @@ class RegionWalker(cst.CSTVisitor):
         for `or`), so it sees the names the left one pins down."""
         self.walk(node.left)
         narrowed = self._right_operand_narrowings(node.left, node.operator)
+        self.operand_arms.append((id(node.left), isinstance(node.operator, cst.And)))
         if not narrowed:
             self.walk(node.right)
+            self.operand_arms.pop()
             return False
         before = {name: self.bindings[name] for name in narrowed if name in self.bindings}
         self._replace_bindings({**self.bindings, **narrowed})
         self.walk(node.right)
+        self.operand_arms.pop()
         restored = {name: value for name, value in self.bindings.items() if name not in narrowed}
         self._replace_bindings({**restored, **before})
         return False
@@ -1893,8 +1905,10 @@ class RegionWalker(cst.CSTVisitor):
 
     @property
     def arms(self) -> Arms:
-        """The `if` arms around the node being visited (see `exclusive`)."""
-        return tuple((id(branch.test), branch.when) for branch in self.conditions if branch.test is not None)
+        """The `if` arms around the node being visited (see `exclusive`), and the `and`/`or` right
+        operands it is in (`isinstance(p, str) and os.path.exists(p)`: it runs on some paths only)."""
+        return tuple((id(branch.test), branch.when) for branch in self.conditions if branch.test is not None) + tuple(
+            self.operand_arms)
 
     def _walk_conditionally(self, branch: "Branch", block: cst.CSTNode) -> None:
         self.conditions.append(branch)

@@ -23,8 +23,8 @@ class BreakingCallInComprehension(Rule):
     Flags a list, set or dict comprehension in compiled code that iterates a dict, one of its
     views (`d.items()`, `d.values()`, `d.keys()`) or an `nn.ModuleList`, `nn.ModuleDict` or
     `nn.Sequential` (directly, or as one of `zip`'s iterables), and whose item calls a scanned
-    function, method or module that breaks the graph (`[head(x) for head in self.heads]` where
-    each head prints). Not a break written in the item itself (`[v.item() for v in d.values()]`),
+    function, method or module that breaks the graph on every path through it (`[head(x) for
+    head in self.heads]` where each head prints; not a function that breaks in a branch only). Not a break written in the item itself (`[v.item() for v in d.values()]`),
     nor a comprehension over a list, a tuple, a `range` or `enumerate(...)`: those TorchDynamo
     resumes after (probed).
 
@@ -104,6 +104,21 @@ class BreakingCallInComprehension(Rule):
     )
     valid = (
         Example("""
+            import os
+
+            import torch
+
+            def as_tensor(item):
+                if isinstance(item, str) and os.path.exists(item):  # a path only: breaks on that path
+                    return torch.load(item)
+                return item
+
+            @torch.compile
+            def fn(x):
+                named = {"a": x, "b": x * 2}
+                return torch.stack([as_tensor(t) for t in named.values()]).sum(0)
+        """, inputs="torch.rand(4)"),
+        Example("""
             import torch
 
             def normalize(t):
@@ -157,7 +172,9 @@ class BreakingCallInComprehension(Rule):
         callees = [callee for call in calls for callee in ctx.callees(call, constructors=True)]
         if callees:
             self.reported.add(id(comprehension))
-            ctx.report(self, comprehension, if_callees_break=tuple(callees), skips_frame=True)
+            # Only a function that breaks on every path: one that breaks in a branch (loading an
+            # image given a path) may return what it was given, and the comprehension goes on.
+            ctx.report(self, comprehension, if_callees_break=tuple(callees), callees_surely=True, skips_frame=True)
 
 
 def _item_nodes(comprehension: cst.ListComp | cst.SetComp | cst.DictComp) -> tuple[cst.BaseExpression, ...]:
