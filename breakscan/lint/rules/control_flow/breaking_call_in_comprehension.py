@@ -2,9 +2,7 @@ import libcst as cst
 
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.iteration import iterated_sort
-from breakscan.lint.traverse import ancestors, find_nodes, parent_map, subtree_ids
-
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp)
+from breakscan.lint.traverse import find_nodes
 
 
 class BreakingCallInComprehension(Rule):
@@ -156,9 +154,26 @@ class BreakingCallInComprehension(Rule):
 
     def __init__(self) -> None:
         self.reported: set[int] = set()
+        # `id` of each call in the item of a comprehension met so far -> the innermost one (the walk
+        # meets a comprehension before the calls in it)
+        self.held_by: dict[int, cst.ListComp | cst.SetComp | cst.DictComp] = {}
+
+    def on_ListComp(self, node: cst.ListComp, ctx) -> None:
+        self._met(node)
+
+    def on_SetComp(self, node: cst.SetComp, ctx) -> None:
+        self._met(node)
+
+    def on_DictComp(self, node: cst.DictComp, ctx) -> None:
+        self._met(node)
+
+    def _met(self, comprehension: cst.ListComp | cst.SetComp | cst.DictComp) -> None:
+        for item in _item_nodes(comprehension):
+            for call in find_nodes(item, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda)):
+                self.held_by[id(call)] = comprehension
 
     def on_Call(self, node: cst.Call, ctx) -> None:
-        comprehension = _holding_comprehension(node, ctx)
+        comprehension = self.held_by.get(id(node))
         if comprehension is None or id(comprehension) in self.reported:
             return
         iterable = comprehension.for_in.iter
@@ -182,15 +197,3 @@ def _item_nodes(comprehension: cst.ListComp | cst.SetComp | cst.DictComp) -> tup
     if isinstance(comprehension, cst.DictComp):
         return comprehension.key, comprehension.value
     return (comprehension.elt,)
-
-
-def _holding_comprehension(node: cst.Call, ctx) -> cst.ListComp | cst.SetComp | cst.DictComp | None:
-    """The innermost comprehension whose item (not its iterables or conditions) holds the call."""
-    parents = ctx.memoised(parent_map, ctx.function.top_statement)
-    for holder in ancestors(node, parents):
-        if isinstance(holder, (cst.FunctionDef, cst.Lambda)):
-            return None
-        if isinstance(holder, _COMPREHENSIONS):
-            inside = set().union(*(subtree_ids(item) for item in _item_nodes(holder)))
-            return holder if id(node) in inside else None
-    return None

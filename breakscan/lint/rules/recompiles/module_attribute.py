@@ -1214,14 +1214,13 @@ def _assigned_attributes(function: cst.FunctionDef) -> dict[str, str]:
 def _read_attributes(function: cst.FunctionDef) -> list[tuple[str, cst.Attribute]]:
     """The attributes of `self` a method reads (`self.step += 1` reads it too), each with its first
     read, in the order the method reads them."""
-    stored = {id(t.target) for node in find_nodes(function.body, (cst.Assign,), prune=(cst.FunctionDef, cst.Lambda))
-              if isinstance(node, cst.Assign) for t in node.targets}
-    called = {id(call.func) for call in find_nodes(function.body, (cst.Call,), prune=(cst.FunctionDef, cst.Lambda))
-              if isinstance(call, cst.Call)}
+    nodes = find_nodes(function.body, (cst.Assign, cst.Call, cst.Attribute), prune=(cst.FunctionDef, cst.Lambda))
+    skipped = {id(t.target) for node in nodes if isinstance(node, cst.Assign) for t in node.targets}
+    skipped |= {id(node.func) for node in nodes if isinstance(node, cst.Call)}  # a method called, not read
     first: dict[str, cst.Attribute] = {}
-    for node in find_nodes(function.body, (cst.Attribute,), prune=(cst.FunctionDef, cst.Lambda)):
+    for node in nodes:
         if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
-                and id(node) not in stored and id(node) not in called):
+                and id(node) not in skipped):
             first.setdefault(node.attr.value, node)
     return list(first.items())
 
