@@ -206,6 +206,29 @@ class Project:
         declared = self.declared_value(param.annotation.annotation, info.module)
         return declared if isinstance(declared, v.ModuleValue) or declared in _DECLARED_TENSORS else None
 
+    def attribute_parameter_default(self, info: ClassInfo, attr: str) -> str | None:
+        """`self.stream = stream` in `__init__`, whose `stream=sys.stderr`: the default's qualified
+        name, when the class's module builds it and passes nothing for that parameter there."""
+        init = info.methods.get("__init__")
+        name = info.attr_params.get(attr)
+        if init is None or name is None:
+            return None
+        params = init.node.params
+        param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+        default = param.default if param is not None else None
+        if default is None or v.literal_kind(default) is not None or (dotted := dotted_name(default)) is None:
+            return None
+        qualified = f"{info.module.name}.{info.name}"
+        if any(qualified in other.bases for other in info.module.classes.values()):
+            return None  # a subclass may pass anything through `super().__init__(...)`
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # after `self`
+        position = positional.index(name) if name in positional else None
+        sites = self.constructions(info)
+        if not sites or any(any(a.star for a in call.args) or _argument_for(call, name, position) is not None
+                            for _, call in sites):
+            return None
+        return info.module.qualify(dotted) or dotted
+
     def _built_for_parameter(self, info: ClassInfo, param: cst.Param) -> frozenset[str]:
         """What the calls building the class in its own module pass for an `__init__` parameter
         without an annotation, when each passes an object it builds there, directly or by a local
@@ -1107,7 +1130,7 @@ def _report_resumed(finding: RawFinding, function: FunctionInfo, inputs: set[str
     if own is None or function.key in seen or len(seen) > _RESUMED_DEPTH:
         return None
     seen.add(function.key)
-    points = sorted([(f.order, f.node, f.in_loop or f.in_try, None) for f in own.findings
+    points = sorted([(f.order, f.node, f.in_loop or f.in_try or f.ends_frame, None) for f in own.findings
                      if f.rule.kind == "break" and _unconditional_break(f) and not f.arms]
                     + [(s.order, s.node, s.in_loop or s.in_try, s) for s in own.calls
                        if breaks(s.callee.key) and not s.arms and isinstance(s.node, cst.Call)],
@@ -1226,25 +1249,24 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         certain = [f for f in result.findings if f.rule.kind == "break" and f.severity == "error" and not f.only_if_eager]
         sites = _sites(result)
         breaking_calls = [s for s, keys in sites if all(map(breaks, keys))]
-        # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in).
-        skips = ([(f.order, f.arms) for f in certain if f.in_loop or f.in_try or _conditional(f)]
-                 + [(s.order, s.arms) for s in breaking_calls if s.in_loop or s.in_try] + result.frame_skips)
+        # Where TorchDynamo gives up on the frame: (order, the `if` arms it happens in, whether it
+        # compiled the frame up to there first).
+        skips = ([(f.order, f.arms, f.ends_frame) for f in certain if f.in_loop or f.in_try or f.ends_frame
+                  or _conditional(f)]
+                 + [(s.order, s.arms, False) for s in breaking_calls if s.in_loop or s.in_try]
+                 + [(order, arms, False) for order, arms in result.frame_skips])
         if result.untraced_alone and key not in roots:
             # After its first break the rest of it runs as a frame TorchDynamo does not trace.
-            skips += [(f.order, f.arms) for f in certain] + [(s.order, s.arms) for s in breaking_calls]
-        skip_from = min((order for order, _ in skips), default=None)
-        eager_from = None
-        if skip_from is not None:  # the frame traced then started after the last break before it, or at the top
-            eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
-                              if o < skip_from), default=-1)
+            skips += [(f.order, f.arms, False) for f in certain] + [(s.order, s.arms, False) for s in breaking_calls]
+        break_orders = [f.order for f in certain] + [s.order for s in breaking_calls]
+        eager_from = _eager_from(min(((order, ends) for order, _, ends in skips), default=None), break_orders)
         # The same, from the give-ups that happen on every path through the function.
-        sure_skips = ([f.order for f in certain if (f.in_loop or f.in_try) and _unconditional_break(f)]
-                      + [s.order for s, keys in sites if (s.in_loop or s.in_try) and not s.arms
-                         and all(map(surely_breaks, keys))] + [order for order, arms in result.frame_skips if not arms])
-        surely_eager_from = None
-        if sure_skips:
-            surely_eager_from = max((o for o in [f.order for f in certain] + [s.order for s in breaking_calls]
-                                     if o < min(sure_skips)), default=-1)
+        sure_skips = ([(f.order, f.ends_frame) for f in certain
+                       if (f.in_loop or f.in_try or f.ends_frame) and _unconditional_break(f)]
+                      + [(s.order, False) for s, keys in sites if (s.in_loop or s.in_try) and not s.arms
+                         and all(map(surely_breaks, keys))]
+                      + [(order, False) for order, arms in result.frame_skips if not arms])
+        surely_eager_from = _eager_from(min(sure_skips, default=None), break_orders)
         kept = []
         for finding in result.findings:
             if finding.only_if_eager:
@@ -1252,10 +1274,11 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
                 if since is not None and finding.order > since:
                     kept.append(finding)
             elif finding.own_frame or not any(order < finding.order and not exclusive(arms, finding.arms)
-                                              for order, arms in skips):
+                                              for order, arms, _ in skips):
                 # A give-up in the other arm of an `if` (`elif`) than the finding's is not on its way.
                 kept.append(finding)
-        first = min([f for f in certain if not (f.in_loop or f.in_try)] + breaking_calls, key=lambda b: b.order,
+        first = min([f for f in certain if not (f.in_loop or f.in_try or f.ends_frame)] + breaking_calls,
+                    key=lambda b: b.order,
                     default=None)
         if isinstance(first, RawFinding) and first.order in result.untraced_resumes:
             # What follows, on its path, a break resumed in a frame that holds no tensor runs untraced.
@@ -1266,7 +1289,7 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         kept = [f for f in kept if not (f.only_if_eager and id(f.node) in traced)]
         result.findings = kept
         if surely_eager_from is not None:
-            eager_since[key] = (surely_eager_from, min(sure_skips))
+            eager_since[key] = (surely_eager_from, min(sure_skips)[0])
         if eager_from == -1:
             skipped_whole.add(key)
     for result in results.values():
@@ -1275,6 +1298,16 @@ def _drop_findings_after_loop_breaks(results: dict[str, FunctionResult], roots: 
         result.findings = [f for f in result.findings if not (
             f.rule.kind == "recompile" and f.own_frame and f.function.key in skipped_whole)]
     _drop_untraced_frames(results, roots, eager_since)
+
+
+def _eager_from(skip: tuple[int, bool] | None, break_orders: list[int]) -> int | None:
+    """Where a function runs eagerly from (an order; -1: its start), given where TorchDynamo first
+    gives up on it (order, and whether it compiled the frame up to there) and its breaks: the
+    frame it gave up on started after the last break before that, or at the top."""
+    if skip is None:
+        return None
+    order, compiled_up_to = skip
+    return order if compiled_up_to else max((o for o in break_orders if o < order), default=-1)
 
 
 def _drop_untraced_frames(results: dict[str, FunctionResult], roots: set[str],

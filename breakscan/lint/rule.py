@@ -68,8 +68,8 @@ class Rule:
     gb_ids: ClassVar[tuple[str, ...]]
     # "error": TorchDynamo 2.13 always breaks here; "warning": it breaks in the common case.
     severity: ClassVar[Severity] = "error"
-    # TorchDynamo cannot resume after the break: it skips the frame it was tracing, which runs
-    # eagerly ("Skipping the function and falling back to eager"), as after a break in a loop.
+    # TorchDynamo cannot resume after the break: it compiles the frame up to it and runs the rest
+    # of the frame eagerly (probed: an unsupported `with`, an RNN, a sparse tensor read).
     skips_frame: ClassVar[bool] = False
     message: ClassVar[str]
     fix_hint: ClassVar[str]

@@ -51,7 +51,10 @@ class RawFinding:
     message: str
     severity: Severity
     fix: Fix | None = None
-    in_loop: bool = False  # or a break TorchDynamo cannot resume from anywhere (Rule.skips_frame)
+    # In a loop, or a break after which TorchDynamo gives up on the whole frame it was tracing.
+    in_loop: bool = False
+    # TorchDynamo compiles the frame up to it, then runs the rest eagerly (Rule.skips_frame).
+    ends_frame: bool = False
     in_try: bool = False  # in a `try` block's body: TorchDynamo cannot resume a frame there
     order: int = 0  # source order among the function's findings and calls
     own_frame: bool = False  # it breaks in a frame of its own (see RegionContext._compiled_as_own_frame)
@@ -332,7 +335,8 @@ class RegionContext:
                callees_surely: bool = False,
                unless_callees_break: tuple[FunctionInfo, ...] = (), if_breaks_within: tuple[cst.CSTNode, ...] = (),
                start_at: cst.CSTNode | None = None, end_at: cst.CSTNode | None = None,
-               guard: cst.BaseExpression | None = None, skips_frame: bool = False) -> None:
+               guard: cst.BaseExpression | None = None, skips_frame: bool = False,
+               abandons_frame: bool = False) -> None:
         """Report `node`. `unknown`: the value the finding rests on when the analysis cannot tell
         what it is (a call into code it cannot read, a loop over something untracked): the finding
         is then a warning that names it, not an error. `only_if_eager`: the construct breaks only
@@ -348,10 +352,14 @@ class RegionContext:
         whose end it ends at (the whole test of which `node` is the first data operand). `guard`: a Python
         condition the construct runs only after, whose value breakscan cannot tell (`flag` in
         `flag and x.any()`): the finding is then a warning that names it. `skips_frame`: this form
-        of the construct is one TorchDynamo cannot resume after (see `Rule.skips_frame`)."""
+        of the construct is one TorchDynamo cannot resume after (see `Rule.skips_frame`);
+        `abandons_frame`: one after which it gives up on the whole frame it was tracing (an
+        exception raised while tracing it), which then runs eagerly from its start."""
         walker = self._walker
         if self._captured(rule, node):
             return
+        # Not inside a `try`, where TorchDynamo cannot compile the frame up to the break either.
+        ends_frame = (rule.skips_frame or skips_frame) and walker.try_depth == 0
         partial = self._on_some_paths(node) if unknown is None and (severity or rule.severity) == "error" else None
         if unknown is not None:
             severity = "warning"
@@ -371,7 +379,8 @@ class RegionContext:
                        f"left at its default, {flag[1]}, the code does not run here)")
         walker.result.findings.append(
             RawFinding(rule, node, walker.function, message or rule.message, severity or rule.severity, fix,
-                       in_loop=walker.loop_depth > 0 or rule.skips_frame or skips_frame, in_try=walker.try_depth > 0,
+                       in_loop=walker.loop_depth > 0 and not ends_frame or abandons_frame, ends_frame=ends_frame,
+                       in_try=walker.try_depth > 0,
                        order=next(walker.events),
                        own_frame=self._compiled_as_own_frame(node), kinds=self.kinds_at(node),
                        only_if_eager=only_if_eager, if_callees_break=tuple(f.key for f in if_callees_break),
@@ -608,7 +617,7 @@ class RegionWalker(cst.CSTVisitor):
         resumes in (`has_tensor_in_frame`), so nothing after such a break, on its path, breaks (a
         logging helper given tensors that it first formats into a message)."""
         breaks = [f for f in self.result.findings if f.rule.kind == "break" and f.severity == "error"
-                  and not (f.only_if_eager or f.in_loop or f.in_try)]
+                  and not (f.only_if_eager or f.in_loop or f.in_try or f.ends_frame)]
         if not breaks or (self.function.top_statement is not self.function.node and self.function.class_name is None):
             return frozenset()  # none, or a nested function: the cells it closes over are its frame's too
         if self._names_a_traced_module():
@@ -1121,13 +1130,16 @@ class RegionWalker(cst.CSTVisitor):
 
     def _attribute_alias(self, attr: str) -> str | None:
         """The module-level object `self.attr` always is, by qualified name: the one dotted name the
-        class stores there (`self.out = sys.stdout`; beside a parameter, `stream or sys.stderr`),
-        when it stores nothing else and it is no function or class of the scanned code."""
+        class stores there (`self.out = sys.stdout`; beside a parameter, `stream or sys.stderr`; a
+        parameter's default, `stream=sys.stderr`, that no construction overrides), when it stores nothing else and it is no function or class of the scanned code."""
         infos = self.project.class_lineage(self.cls) if self.cls is not None else []
         names = {info.module.qualify(name) or name for info in infos for name in info.attr_functions.get(attr, ())}
-        if len(names) != 1 or any(attr in stored for info in infos for stored in (
-                info.attr_classes, info.attr_builders, info.attr_factories, info.attr_methods, info.attr_kinds,
-                info.tensor_attrs, info.attr_params)):
+        # A parameter stored there is its default (`stream=sys.stderr`) when no construction passes it.
+        names |= {self.project.attribute_parameter_default(info, attr) for info in infos if attr in info.attr_params}
+        stored_else = any(attr in stored for info in infos for stored in (
+            info.attr_classes, info.attr_builders, info.attr_factories, info.attr_methods, info.tensor_attrs))
+        if len(names) != 1 or None in names or stored_else or any(
+                info.attr_kinds.get(attr, v.OTHER) != v.OTHER for info in infos):
             return None
         name = names.pop()
         return None if self.project.find_function(name) or self.project.find_class(name) else name
@@ -2135,7 +2147,10 @@ class RegionWalker(cst.CSTVisitor):
         if isinstance(key, cst.Lambda):
             return self._lambda_result(key, [item])
         if isinstance(key, cst.Attribute) and key.attr.value in ("get", "__getitem__"):  # `key=scores.get`
-            return v.held(self.value(key.value)) or v.UNKNOWN
+            owner = self.value(key.value)
+            if owner == v.TENSOR and key.attr.value == "__getitem__":
+                return v.TENSOR  # `key=scores.__getitem__`: an element of a tensor is a 0-d tensor
+            return v.held(owner) or v.UNKNOWN
         qualified = self.qualname(key)
         if qualified is not None and qualified.startswith("torch.") and item in (v.TENSOR, v.TENSORS):
             return v.torch_call_value(qualified)  # `key=torch.norm`

@@ -12,7 +12,8 @@ class UnsupportedContextManager(Rule):
     id = "BS601"
     name = "unsupported-context-manager"
     gb_ids = ("GB0142", "GB0208", "GB0008", "GB0007")
-    message = "TorchDynamo cannot enter this context manager: it skips the whole function, which runs eagerly"
+    message = ("TorchDynamo cannot enter this context manager: the graph ends here and the rest of the function runs "
+               "eagerly")
     skips_frame = True
     fix_hint = ("enter the context outside the compiled function, or drop it (torch.device: pass device= to "
                 "factories; an object of your own class: build it in the `with` statement)")
@@ -34,7 +35,8 @@ class UnsupportedContextManager(Rule):
     ## Why is this bad?
     Entering an unsupported context manager is a graph break TorchDynamo cannot resume from
     (GB0142 "Unsupported context manager", often with GB0208/GB0008/GB0007 for the call that
-    builds it): it abandons the frame and the *whole* function runs eagerly, every call.
+    builds it): it compiles the function up to the `with` and runs the rest of it eagerly,
+    every call (inside a `try` block, where it cannot compile a part, the whole function).
     `torch.no_grad()`, `torch.autocast(...)`, `torch.inference_mode()`, `record_function`,
     `torch.nn.attention.sdpa_kernel`, `contextlib.nullcontext()`, `warnings.catch_warnings()`,
     `@contextmanager` generators and objects of user classes built in the compiled code
@@ -195,8 +197,8 @@ class UnsupportedContextManager(Rule):
             elif isinstance(manager, cst.Call) and (made := _returned_unsupported(manager, ctx)) is not None:
                 callee, returned, every = made
                 ctx.report(self, manager, f"`{ctx.code(manager.func)}()` returns `{ctx.code(returned.func)}(...)`, a "
-                                          "context manager TorchDynamo cannot enter: it skips the whole function, "
-                                          "which runs eagerly", severity=None if every else "warning")
+                                          "context manager TorchDynamo cannot enter: the graph ends here and the rest "
+                                          "of the function runs eagerly", severity=None if every else "warning")
                 ctx.report_in(self, callee, returned, "this builds a context manager TorchDynamo cannot trace (a "
                                                       "`with` over it breaks again): the graph breaks here")
 

@@ -31,8 +31,8 @@ class BreakingCallInComprehension(Rule):
     iterable, and TorchDynamo traces it inline. When a function called for an item breaks, it
     resumes the comprehension in generated code and must rebuild that iterator, half-stepped: a
     dict's (a module container iterates its `_modules` dict) it cannot rebuild ("Reconstruction
-    failure", GB0092; "Missing tp_iternext", GB4347). The whole function is then skipped and runs
-    eagerly: the graphs before the comprehension are lost too, not only split.
+    failure", GB0092; "Missing tp_iternext", GB4347). It compiles the function up to the
+    comprehension and runs the rest of it eagerly: what follows is lost, not only split.
 
     ## Example
     ```python

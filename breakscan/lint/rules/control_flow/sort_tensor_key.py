@@ -16,8 +16,8 @@ class SortTensorKey(Rule):
     ## What it does
     Flags `sorted(items, key=...)` and `items.sort(key=...)` in compiled code when the key gives a
     tensor for an item (`key=lambda t: t.sum()`, `key=torch.norm`, `key=scores.get` over a dict of
-    tensors), and `sorted(...)` without a key over tensors or over tuples holding them
-    (`sorted(losses.items())`, a dict of tensors).
+    tensors, `key=scores.__getitem__` of a tensor), and `sorted(...)` without a key over tensors or
+    over tuples holding them (`sorted(losses.items())`, a dict of tensors).
 
     ## Why is this bad?
     TorchDynamo 2.13 runs a sort only when every key is a constant it can compare while tracing:
@@ -63,6 +63,17 @@ class SortTensorKey(Rule):
             def fn(x):
                 parts = list(x.unbind(0))
                 return torch.stack(sorted(parts, key=torch.sum))  # break
+        """, inputs="torch.randn(4, 3)"),
+        Example("""
+            import torch
+
+            def top_indices(scores: torch.Tensor, k: int):
+                order = sorted(range(scores.shape[0]), key=scores.__getitem__, reverse=True)  # break
+                return torch.as_tensor(order[:k])
+
+            @torch.compile
+            def fn(x):
+                return x[top_indices(x.sum(-1), 2)]
         """, inputs="torch.randn(4, 3)"),
         Example("""
             import torch

@@ -9,7 +9,8 @@ class OpenFile(Rule):
     id = "BS406"
     name = "open-file"
     gb_ids = ("GB0059", "GB0142")
-    message = "`open()` cannot be traced: the graph breaks here (with `with open(...)`, the whole function runs eagerly)"
+    message = ("`open()` cannot be traced: the graph breaks here (with `with open(...)`, the rest of the function "
+               "runs eagerly)")
     fix_hint = "read or write files outside the compiled code and pass tensors in / return them out"
     docs = """
     ## What it does
@@ -18,8 +19,8 @@ class OpenFile(Rule):
     ## Why is this bad?
     Opening a file is a side effect TorchDynamo cannot put in a graph: it ends the graph at the
     call (GB0059 "Failed to trace builtin operator"). As `with open(...) as f:` the file is also
-    an unsupported context manager (GB0142), so TorchDynamo cannot resume after it and skips the
-    whole function: all of it runs eagerly. Each method call on the file object breaks again.
+    an unsupported context manager (GB0142), so TorchDynamo cannot resume after it: the rest of
+    the function runs eagerly. Each method call on the file object breaks again.
 
     ## Example
     ```python

@@ -19,7 +19,8 @@ class StdioWrite(Rule):
     ## What it does
     Flags `sys.stdout.write(...)`, `sys.stderr.write(...)`, their `writelines` and `flush`
     in compiled code, also through an attribute that holds the stream (`self.stream = stream or
-    sys.stderr`). Calls under an `if self.verbose:` / `if debug:` flag are left alone.
+    sys.stderr`, or `self.stream = stream` whose default `sys.stderr` no construction overrides).
+    Calls under an `if self.verbose:` / `if debug:` flag are left alone.
 
     ## Why is this bad?
     A file object's methods are opaque to TorchDynamo: the graph ends at the call, the call runs
@@ -61,6 +62,30 @@ class StdioWrite(Rule):
         """, entry="Sampler()", inputs="torch.randn(2, 4)"),
         Example("""
             import sys
+
+            import torch
+            from torch import nn
+
+            class ProgressLine:
+                def __init__(self, stream=sys.stderr):
+                    self.stream = stream
+
+                def update(self, text):
+                    self.stream.write(text)  # break
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(4, 4)
+                    self.progress = ProgressLine()
+
+                def forward(self, x):
+                    x = self.net(x)
+                    self.progress.update("step")
+                    return self.net(x)
+        """, entry="Model()", inputs="torch.randn(2, 4)"),
+        Example("""
+            import sys
             import torch
 
             @torch.compile
@@ -81,6 +106,37 @@ class StdioWrite(Rule):
         """),
     )
     valid = (
+        Example("""
+            import sys
+
+            import torch
+            from torch import nn
+
+            class Collected:
+                def __init__(self):
+                    self.lines = []
+
+                def write(self, text):
+                    self.lines.append(text)
+
+            class ProgressLine:
+                def __init__(self, stream=sys.stderr):
+                    self.stream = stream
+
+                def update(self, text):
+                    self.stream.write(text)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = nn.Linear(4, 4)
+                    self.progress = ProgressLine(Collected())
+
+                def forward(self, x):
+                    x = self.net(x)
+                    self.progress.update("step")
+                    return self.net(x)
+        """, entry="Model()", inputs="torch.randn(2, 4)"),
         Example("""
             import sys
             import torch

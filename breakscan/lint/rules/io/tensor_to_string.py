@@ -35,7 +35,7 @@ class TensorToString(Rule):
     for a method).
     `str(x)` breaks with GB0059, `repr(x)` with GB0569 "repr() on tensor", `x.__repr__()` with
     GB0208; `%`-formatting (GB0208, GB0059, GB0088, GB0033) and `f"{x!r}"` cannot even resume:
-    TorchDynamo skips the whole function and runs it eagerly.
+    TorchDynamo compiles the function up to there and runs the rest of it eagerly.
 
     ## Example
     ```python
@@ -185,7 +185,7 @@ class TensorToString(Rule):
             ctx.report(self, node)
         elif ctx.qualname(func) in TEXT_READING_BUILTINS and len(node.args) == 1 and _is_text(node.args[0].value, ctx):
             # `len(f"{loss}")`: an exception inside TorchDynamo (GB0088), the frame then runs eagerly
-            ctx.report(self, node, skips_frame=ctx.qualname(func) == "builtins.len")
+            ctx.report(self, node, abandons_frame=ctx.qualname(func) == "builtins.len")
         elif isinstance(func, cst.Attribute) and _is_text(func.value, ctx):
             ctx.report(self, node)  # `f"{loss}".upper()`
         elif (isinstance(func, cst.Attribute) and func.attr.value == "join" and len(node.args) == 1

@@ -15,7 +15,8 @@ class RnnModuleCall(Rule):
     id = "BS804"
     name = "rnn-module-call"
     gb_ids = ("GB0014",)
-    message = "TorchDynamo does not trace nn.RNN/GRU/LSTM: calling one skips the whole function, which runs eagerly"
+    message = ("TorchDynamo does not trace nn.RNN/GRU/LSTM: the graph ends at the call and the rest of the function "
+               "runs eagerly")
     fix_hint = "set torch._dynamo.config.allow_rnn = True, or unroll with nn.LSTMCell/GRUCell, or compile around the RNN"
     captured_by = ("allow_rnn",)
     skips_frame = True  # the wrapping fails at the attribute's load, where TorchDynamo cannot resume
@@ -26,7 +27,8 @@ class RnnModuleCall(Rule):
     ## Why is this bad?
     With the default `torch._dynamo.config.allow_rnn=False`, TorchDynamo 2.13 refuses to wrap
     these modules (GB0014 "Attempted to wrap RNN, GRU, or LSTM") and cannot resume after them:
-    it skips the whole frame, so the `forward` that calls the RNN runs eagerly on every call.
+    it compiles the `forward` that calls the RNN up to the call and runs the rest of it eagerly,
+    on every call.
     What follows the call in that function then runs eagerly too and does not break (a second
     RNN call there included): breakscan reports the first.
     The cell modules (`nn.LSTMCell`, `nn.GRUCell`, `nn.RNNCell`) are traced and not flagged.

@@ -328,6 +328,34 @@ class EagerLoopCarriedInput(Rule):
                         h = stage(h)  # it breaks in its loop: this frame runs eagerly, and each
                     return h  # stage gives up before its first graph, so it never recompiles
         """, entry="Cascade()", inputs="[torch.randn(3, 6), torch.randn(3, 6)]"),
+        Example("""
+            import time
+
+            import torch
+            from torch import nn
+
+            class StageTimer:
+                def __enter__(self):
+                    self.start = time.perf_counter()
+                    return self
+
+                def __exit__(self, *exc):
+                    return False
+
+            class Trunk(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+                    self.head = nn.Linear(8, 4)
+                    self.timer = StageTimer()
+
+                def forward(self, z):
+                    for block in self.blocks:
+                        z = z + block(z)  # compiled up to the `with`: the loop is in that graph
+                    with self.timer:  # break (another rule)
+                        logits = self.head(z)
+                    return logits.log_softmax(-1)
+        """, entry="Trunk()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
     )
 
     def __init__(self) -> None:

@@ -105,6 +105,21 @@ class VaryingFloatArgument(VaryingIntArgument):
 
             BREAKSCAN_TARGETS = {"focal": "[(torch.randn(4, 3), torch.rand(4, 3), curriculum(e)) for e in range(3)]"}
         """, entry="focal", inputs="[(torch.randn(4, 3), torch.rand(4, 3), curriculum(e)) for e in range(3)]"),
+        Example("""
+            import dataclasses
+            import torch
+
+            @dataclasses.dataclass
+            class Schedule:
+                temperature: float = 4.0
+
+            def distill(student, teacher, sched):
+                T = sched.temperature  # read, kept: guarded where it is first used
+                soft = (teacher / T).softmax(-1)  # recompile
+                return -(soft * (student / T).log_softmax(-1)).sum(-1).mean() * T * T
+
+            BREAKSCAN_TARGETS = {"distill": "[(torch.randn(2, 8), torch.randn(2, 8), Schedule(4.0)), (torch.randn(2, 8), torch.randn(2, 8), Schedule(2.0))]"}
+        """, entry="distill", inputs="[(torch.randn(2, 8), torch.randn(2, 8), Schedule(4.0)), (torch.randn(2, 8), torch.randn(2, 8), Schedule(2.0))]"),
     )
     valid = (
         Example("""

@@ -205,14 +205,19 @@ class VaryingIntArgument(Rule):
         self.done: set[str] = set()
         self.reads = FirstReads()
         self.looped: dict | None = None  # parameters a loop varies (asked once per walk)
+        self.named: set[int] = set()  # `T = cfg.temperature`: field reads kept in a name, guarded where it is used
 
     def on_Call(self, node: cst.Call, ctx) -> None:
         self.reads.on_call(node)
 
+    def on_Assign(self, node: cst.Assign, ctx) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.named.add(id(node.value))
+
     def on_Attribute(self, node: cst.Attribute, ctx) -> None:
         self.reads.on_attribute(node)
         read = self.reads.first_field_read(node, ctx)
-        if read is not None and v.varying_number(read[1]) == self.number:
+        if read is not None and v.varying_number(read[1]) == self.number and id(node) not in self.named:
             self.report_declared(node, read[0], read[1], ctx)  # `cfg.top_k` of objects built with other numbers
 
     def on_Name(self, node: cst.Name, ctx) -> None:
