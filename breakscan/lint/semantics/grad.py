@@ -137,9 +137,8 @@ def grad_free_rebindings(body: cst.CSTNode, stop: cst.CSTNode, name: str, source
     for statement in body.body if isinstance(body, cst.IndentedBlock) else ():
         if statement is stop:
             break
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
+        # In a block too (`with timer:`, an `if` arm): a rebinding there keeps what it was given.
+        for small in find_nodes(statement, (cst.Assign,), prune=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             if not isinstance(small, cst.Assign) or len(small.targets) != 1:
                 continue
             value = small.value

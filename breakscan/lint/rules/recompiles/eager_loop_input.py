@@ -23,8 +23,9 @@ class EagerLoopCarriedInput(Rule):
     self.blocks: x = blk(x)`, `x = x + blk(x)`, `tok, h = self.step(tok, h)`, `if done(z_next, z):
     ... z = z_next` after `z_next = self.f(z)`), starting from the caller's own input and computed
     in the loop with a layer (a module, a method that calls one, a function given one), when the
-    caller has a break TorchDynamo cannot resume from (in the loop, in a `try`, an RNN): only then
-    does the caller run eagerly. Only a caller that no scanned code calls (the
+    caller has a break TorchDynamo cannot resume from (in the loop, in a `try`; before the loop, an
+    RNN or an unsupported `with`, after which the rest of the function runs eagerly): only then
+    does the caller run the loop eagerly. Only a caller that no scanned code calls (the
     model's input is its input): one that another module calls may be given an activation, which
     requires grad from the start. The input may first go through calls of no layer
     (`x = torch.cat([x, x], -1)` before the loop), into a local too, and the module's buffers
@@ -227,6 +228,41 @@ class EagerLoopCarriedInput(Rule):
                         state = self.stepper(state)
                     return state
         """, entry="Rollout()", inputs="[torch.randn(2, 4), torch.randn(2, 4)]"),
+        Example("""
+            import time
+
+            import torch
+            from torch import nn
+
+            class StageTimer:
+                def __enter__(self):
+                    self.start = time.perf_counter()
+                    return self
+
+                def __exit__(self, *exc):
+                    return False
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+
+                def forward(self, x):  # recompile
+                    return self.fc(x).relu()
+
+            class Trunk(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(2))
+                    self.timer = StageTimer()
+
+                def forward(self, z):
+                    with self.timer:  # break (another rule)
+                        z = z * 2  # still the input, as far as requiring grad goes
+                    for block in self.blocks:
+                        z = block(z)  # after the `with`: run eagerly
+                    return z
+        """, entry="Trunk()", inputs="[torch.randn(2, 8), torch.randn(2, 8)]"),
     )
     valid = (
         Example("""
