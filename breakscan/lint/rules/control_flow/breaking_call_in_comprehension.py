@@ -179,7 +179,7 @@ class BreakingCallInComprehension(Rule):
         iterable = comprehension.for_in.iter
         iterables = ([a.value for a in iterable.args if a.keyword is None and not a.star]
                      if isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) == "builtins.zip" else [iterable])
-        if not any(iterated_sort(it, ctx) in ("dict", "modules") for it in iterables):
+        if not any(self.cannot_rebuild(it, ctx) for it in iterables):
             return
         items = _item_nodes(comprehension)
         calls = [call for item in items for call in find_nodes(item, (cst.Call,), prune=(cst.Lambda,))
@@ -189,7 +189,16 @@ class BreakingCallInComprehension(Rule):
             self.reported.add(id(comprehension))
             # Only a function that breaks on every path: one that breaks in a branch (loading an
             # image given a path) may return what it was given, and the comprehension goes on.
-            ctx.report(self, comprehension, if_callees_break=tuple(callees), callees_surely=True, skips_frame=True)
+            ctx.report(self, comprehension, if_callees_break=tuple(callees), callees_surely=True,
+                       skips_frame=not self.abandons_frame, abandons_frame=self.abandons_frame)
+
+    # What TorchDynamo does when it cannot rebuild the iterator: it gives up on the whole frame
+    # (True) or compiles the frame up to the comprehension and runs the rest eagerly (False).
+    abandons_frame = False
+
+    def cannot_rebuild(self, iterable: cst.BaseExpression, ctx) -> bool:
+        """Whether TorchDynamo cannot rebuild the comprehension's iterator over `iterable`, half-stepped."""
+        return iterated_sort(iterable, ctx) in ("dict", "modules")
 
 
 def _item_nodes(comprehension: cst.ListComp | cst.SetComp | cst.DictComp) -> tuple[cst.BaseExpression, ...]:
