@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from breakscan.lint import values as v
+from breakscan.lint.index import FunctionInfo
 from breakscan.lint.names import dotted_name
 from breakscan.lint.traverse import find_nodes
 
@@ -66,22 +67,30 @@ class FirstReads:
         parameter it binds it to: the value is first used, and guarded, there."""
         call = self.argument_of.get(id(node))
         callee = ctx.callee(call) if call is not None else None
-        if call is None or callee is None:
-            return False
-        argument = next(a for a in call.args if a.value is node)
-        if argument.keyword is not None:
-            name = argument.keyword.value
-        else:
-            position = [a for a in call.args if a.keyword is None and not a.star].index(argument)
-            params = callee.positional_params
-            if argument.star or position >= len(params):
-                return False
-            name = params[position].name.value
-        return any(isinstance(n, cst.Name) and n.value == name for n in find_nodes(callee.node.body, (cst.Name,)))
+        return call is not None and callee is not None and first_use_in_callee(call, node, callee) is not None
 
     def is_label(self, node: cst.Name) -> bool:
         """`attr` in `obj.attr`, `k` in `f(k=v)`: a name that reads no variable."""
         return id(node) in self.labels
+
+
+def first_use_in_callee(call: cst.Call, node: cst.BaseExpression, callee: FunctionInfo) -> cst.Name | None:
+    """Where `callee`, given `node` as an argument of `call`, first reads the parameter it binds
+    it to (None when it binds none, or reads it nowhere)."""
+    argument = next((a for a in call.args if a.value is node), None)
+    if argument is None or argument.star:
+        return None
+    if argument.keyword is not None:
+        name = argument.keyword.value
+    else:
+        position = [a for a in call.args if a.keyword is None and not a.star].index(argument)
+        params = callee.positional_params
+        if position >= len(params):
+            return None
+        name = params[position].name.value
+    bound = _bound_names(callee.node)
+    return next((n for n in find_nodes(callee.node.body, (cst.Name,))
+                 if isinstance(n, cst.Name) and n.value == name and id(n) not in bound), None)
 
 
 def _bound_names(function: cst.FunctionDef) -> frozenset[int]:
