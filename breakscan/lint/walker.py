@@ -456,6 +456,10 @@ class RegionContext:
     def find_class(self, qualified: str) -> ClassInfo | None:
         return self._walker.project.find_class(qualified)
 
+    def declared(self, annotation: cst.BaseExpression, info: ClassInfo | FunctionInfo) -> v.Value | None:
+        """What an annotation written in `info`'s module declares (`torch.Tensor`: a tensor)."""
+        return self._walker.project.declared_value(annotation, info.module)
+
     def find_function(self, qualified: str) -> FunctionInfo | None:
         return self._walker.project.find_function(qualified)
 

@@ -17,7 +17,9 @@ class CopyCall(Rule):
     ## What it does
     Flags `copy.deepcopy(...)` of tensors, modules, containers holding tensors or plain objects
     built with tensors (`self.prior = GaussianState(torch.zeros(1, d), self.cov0)` in `__init__`),
-    and `copy.copy(...)` of tensors, modules, lists, dicts and sets, in compiled code.
+    and `copy.copy(...)` of tensors, modules, lists, dicts and sets, in compiled code; and
+    `dataclasses.asdict(...)`/`astuple(...)` of a dataclass object with a field that holds a tensor
+    (as built, or as its class declares: `hidden_states: torch.Tensor`), which deep-copy each field.
 
     ## Why is this bad?
     TorchDynamo 2.13 refuses to deep-copy a tensor or a module (GB4198 "Attempted to
@@ -41,6 +43,26 @@ class CopyCall(Rule):
     ```
     """
     invalid = (
+        Example("""
+            import dataclasses
+            from typing import Optional
+
+            import torch
+            from torch import nn
+
+            @dataclasses.dataclass
+            class AttentionOutput:
+                hidden_states: torch.Tensor
+                attn_weights: Optional[torch.Tensor] = None
+
+                def to_dict(self):
+                    return dataclasses.asdict(self)  # break
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    out = AttentionOutput(x.softmax(-1))
+                    return out.to_dict()["hidden_states"].relu()  # break (another rule)
+        """, entry="Block()", inputs="torch.randn(2, 4)"),
         Example("""
             import copy
             import torch
@@ -132,6 +154,21 @@ class CopyCall(Rule):
     )
     valid = (
         Example("""
+            import dataclasses
+
+            import torch
+
+            @dataclasses.dataclass
+            class Settings:
+                scale: float = 2.0
+                name: str = "proj"
+
+            @torch.compile
+            def fn(x):
+                settings = dataclasses.asdict(Settings())  # no field holds a tensor
+                return x * settings["scale"]
+        """),
+        Example("""
             import copy
             import torch
 
@@ -193,6 +230,29 @@ class CopyCall(Rule):
             _holds_tensors(argument, ctx) or _is_mutable_container(argument, ctx)
         ):  # a tuple is immutable: copy.copy returns it as is
             ctx.report(self, node)
+        elif qualified in _FIELD_COPIES and _fields_hold_tensors(argument, ctx):
+            ctx.report(self, node, f"`{qualified}` deep-copies each field of the dataclass, and one holds a tensor: "
+                                   "the graph breaks here")
+
+
+# They build their result from `copy.deepcopy` of each field (probed: one holding a tensor breaks).
+_FIELD_COPIES = frozenset({"dataclasses.asdict", "dataclasses.astuple"})
+
+
+def _fields_hold_tensors(node: cst.BaseExpression, ctx) -> bool:
+    """A dataclass object with a field that holds a tensor: as built here (`Output(hidden, None)`),
+    or as its class declares (`hidden_states: torch.Tensor`, for `self` in its own method)."""
+    value = ctx.value(node)
+    if isinstance(value, v.ModuleValue) and any(field in (v.TENSOR, v.TENSORS) for _, field in value.fields):
+        return True
+    if value == v.SELF and ctx.self_class is not None:
+        classes = ctx.class_lineage(ctx.self_class)
+    elif isinstance(value, v.ModuleValue) and not value.fields:
+        classes = [info for name in value.classes if (info := ctx.find_class(name)) is not None]
+    else:
+        return False
+    return any(annotation is not None and ctx.declared(annotation, info) in (v.TENSOR, v.TENSORS)
+               for info in classes for annotation in info.annotated.values())
 
 
 def _holds_tensors(node: cst.BaseExpression, ctx) -> bool:
