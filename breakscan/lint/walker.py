@@ -354,7 +354,7 @@ class RegionContext:
         `flag and x.any()`): the finding is then a warning that names it. `skips_frame`: this form
         of the construct is one TorchDynamo cannot resume after (see `Rule.skips_frame`);
         `abandons_frame`: one after which it gives up on the whole frame it was tracing (an
-        exception raised while tracing it), which then runs eagerly from its start."""
+        exception raised while tracing it), which then runs eagerly from where it last resumed."""
         walker = self._walker
         if self._captured(rule, node):
             return

@@ -2,10 +2,8 @@ import libcst as cst
 
 from breakscan.lint import values as v
 from breakscan.lint.index import FunctionInfo
-from breakscan.lint.names import dotted_name
 from breakscan.lint.rule import Example, Rule
 from breakscan.lint.semantics.built import built_truth
-from breakscan.lint.semantics.reads import first_use_in_callee
 from breakscan.lint.semantics.state import held_attribute, persistent_attribute
 from breakscan.lint.semantics.steps import lineages_at, step_methods
 from breakscan.lint.traverse import find_nodes, parent_map, subtree_ids
@@ -43,8 +41,7 @@ class ModuleAttributeUpdated(Rule):
     another of torch's containers of the compiled module itself, as the function starts); a list
     whose numbers a step sets (`self.side_weights[i] = float(w)`), where its items are first used
     (in a loop over it, or over a `zip` or `enumerate` of it: where the loop's name for the item is
-    first read). One passed straight to a function of the scanned code (`m = cosine(self.step,
-    total)`) is guarded where that function first uses its parameter, and reported there.
+    first read).
 
     ## Why is this bad?
     TorchDynamo 2.13 treats an nn.Module's int and bool attributes as constants and guards on
@@ -92,30 +89,6 @@ class ModuleAttributeUpdated(Rule):
     ```
     """
     invalid = (
-        Example("""
-            import math
-
-            import torch
-            from torch import nn
-
-            def cosine_momentum(step, total, base=0.99):
-                return 1.0 - (1.0 - base) * (math.cos(math.pi * step / total) + 1) / 2  # recompile
-
-            class MomentumTarget(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.online = nn.Linear(4, 4)
-                    self.target = nn.Linear(4, 4)
-                    self.global_step = 0
-
-                def forward(self, x):
-                    m = cosine_momentum(self.global_step, 100)  # passed on: guarded where the helper uses it
-                    with torch.no_grad():
-                        for pt, po in zip(self.target.parameters(), self.online.parameters()):
-                            pt.mul_(m).add_(po, alpha=1 - m)
-                    self.global_step += 1
-                    return self.online(x) + self.target(x)
-        """, entry="MomentumTarget()", inputs="[torch.ones(2, 4), torch.ones(2, 4), torch.ones(2, 4)]"),
         Example("""
             import torch
 
@@ -957,10 +930,7 @@ class ModuleAttributeUpdated(Rule):
         """Report at the attribute's first read: in this function, or in the method of the module
         it called that read it (a guard there makes the finding a warning)."""
         method = self.read_in.get(name)
-        use = _use_in_helper(node, method or ctx.function, ctx)
-        if use is not None:  # passed on to a helper (`cosine(self.step, total)`): guarded where it uses it
-            ctx.report_in(self, use[0], use[1], message, severity="warning" if guard is not None else severity)
-        elif method is None:
+        if method is None:
             ctx.report(self, node, message, severity=severity, guard=guard)
         else:
             ctx.report_in(self, method, node, message, severity="warning" if guard is not None else severity)
@@ -1333,22 +1303,6 @@ def _pairs(node: cst.Assign) -> list[tuple[cst.Name, cst.BaseExpression]]:
             and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))):
         return [(t.value, e.value) for t, e in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]
     return []
-
-
-def _use_in_helper(node: cst.CSTNode, holder: FunctionInfo, ctx) -> tuple[FunctionInfo, cst.Name] | None:
-    """A read passed straight to a function of the scanned code (`m = cosine(self.step, total)`):
-    that function, and where it first reads the parameter given it."""
-    parents = ctx.memoised(parent_map, holder.node)
-    argument = parents.get(id(node))
-    call = parents.get(id(argument)) if isinstance(argument, cst.Arg) else None
-    if not isinstance(call, cst.Call) or not isinstance(node, cst.BaseExpression):
-        return None
-    qualified = holder.module.qualify(dotted_name(call.func) or "")
-    callee = ctx.find_function(qualified) if qualified else None
-    if callee is None or callee.class_name is not None:
-        return None
-    use = first_use_in_callee(call, node, callee)
-    return (callee, use) if use is not None else None
 
 
 def _restored(attribute: str, saved: dict[str, str], written: cst.BaseExpression, ctx) -> bool:
